@@ -1,0 +1,137 @@
+"""The Python library: `acc.compile(source)` and `Program.run(name, *args)`.
+
+Arguments and results cross the boundary as LANGUAGE.md §9 says: numpy arrays for regular
+arrays, `ak.Array` for irregular ones, tuples, numpy scalars. The argument types of a generic
+def are taken from the Python values (dtype and nesting) and matched against its type scheme.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import targets
+from .lang import types as T
+from .lang.errors import AccelNameError, AccelTypeError
+from .session import Session
+
+_DTYPES = {np.dtype(np.bool_): T.BOOL, np.dtype(np.int32): T.I32, np.dtype(np.int64): T.I64,
+           np.dtype(np.float32): T.F32, np.dtype(np.float64): T.F64}
+
+
+class Program:
+    """A compiled accel source: its definitions are type checked; `run` calls one of them."""
+
+    def __init__(self, source: str, name: str = "<string>"):
+        self.source = source
+        self.name = name
+        self._session = Session()
+        self.checked = self._session.check(source, name)   # raises AccelError with spans
+        self._loaded = False
+
+    def type_of(self, name: str) -> str:
+        scheme = self.checked.schemes.get(name)
+        if scheme is None:
+            raise AccelNameError(f"`{name}` is not defined by this program")
+        return T.show_scheme(scheme)
+
+    def run(self, entry: str, *args: Any, target: str = "interp") -> Any:
+        """Call the def `entry` with Python arguments; return its value as numpy/awkward."""
+        from .values import from_python, to_python
+        targets.check_target(target)
+        if not self._loaded:
+            self._session.execute(self.source, self.name)
+            self._loaded = True
+        scheme = self._session.scheme(entry)
+        if scheme is None or entry not in self.checked.schemes:
+            raise AccelNameError(f"`{entry}` is not defined by this program")
+        params, result = _split_params(scheme.type, len(args), entry)
+        mapping: dict[str, T.Type] = {}
+        for position, (param, arg) in enumerate(zip(params, args), start=1):
+            actual = python_type(arg)
+            if not _match(param, actual, mapping):
+                raise AccelTypeError(f"argument {position} of `{entry}`: expected "
+                                     f"{T.show(T.substitute(param, mapping))}, got {T.show(actual)}")
+        values = [from_python(arg, T.substitute(p, mapping)) for p, arg in zip(params, args)]
+        out = self._session.call(entry, values)
+        return to_python(out, T.substitute(result, mapping))
+
+    def stages(self, name: str | None = None):
+        raise NotImplementedError("compilation stages (desugar, shape, regularity, ...) are not "
+                                  "built yet: they arrive with 'Stages you can see'")
+
+
+def compile(source: str, name: str = "<string>") -> Program:   # noqa: A001 - the library's verb
+    return Program(source, name)
+
+
+def _split_params(t: T.Type, count: int, entry: str) -> tuple[list[T.Type], T.Type]:
+    params = []
+    for _ in range(count):
+        if not isinstance(t, T.Func):
+            raise AccelTypeError(f"`{entry}` takes {len(params)} argument(s), got {count}")
+        params.append(t.param)
+        t = t.result
+    return params, t
+
+
+def _match(pattern: T.Type, actual: T.Type, mapping: dict[str, T.Type]) -> bool:
+    """One-way matching of a scheme's type against a concrete type, binding its variables."""
+    if isinstance(pattern, T.TypeVar):
+        if pattern.name in mapping:
+            return mapping[pattern.name] == actual
+        mapping[pattern.name] = actual
+        return True
+    if type(pattern) is not type(actual):
+        return False
+    if isinstance(pattern, T.Scalar):
+        return pattern == actual
+    if isinstance(pattern, (T.Array, T.Seq)):
+        return _match(pattern.elem, actual.elem, mapping)
+    if isinstance(pattern, T.Tuple):
+        return (len(pattern.elems) == len(actual.elems)
+                and all(_match(p, a, mapping) for p, a in zip(pattern.elems, actual.elems)))
+    return False
+
+
+def python_type(obj: Any) -> T.Type:
+    """The accel type of a Python value: numpy arrays and scalars, ak.Array, tuples, lists."""
+    if isinstance(obj, (bool, np.bool_)):
+        return T.BOOL
+    if isinstance(obj, int):
+        return T.I64
+    if isinstance(obj, float):
+        return T.F64
+    if isinstance(obj, np.generic):
+        return _scalar_of(obj.dtype)
+    if isinstance(obj, tuple):
+        return T.Tuple(tuple(python_type(o) for o in obj))
+    if isinstance(obj, np.ndarray):
+        t = _scalar_of(obj.dtype)
+        for _ in range(obj.ndim):
+            t = T.Array(t)
+        return t
+    import awkward as ak
+    if isinstance(obj, list):
+        obj = ak.Array(obj)
+    if isinstance(obj, ak.Array):
+        # obj.type is an ArrayType: its length is the outermost dimension.
+        return T.Array(_awkward_type(obj.type.content))
+    raise AccelTypeError(f"cannot pass a {type(obj).__name__} to accel")
+
+
+def _scalar_of(dtype: np.dtype) -> T.Type:
+    if dtype not in _DTYPES:
+        raise AccelTypeError(f"unsupported dtype {dtype}: use bool, int32, int64, float32 or float64")
+    return _DTYPES[dtype]
+
+
+def _awkward_type(t: Any) -> T.Type:
+    import awkward as ak
+    if isinstance(t, (ak.types.ListType, ak.types.RegularType)):
+        return T.Array(_awkward_type(t.content))
+    if isinstance(t, ak.types.NumpyType):
+        return _scalar_of(np.dtype(t.primitive if t.primitive != "bool" else np.bool_))
+    if isinstance(t, ak.types.RecordType) and t.is_tuple:
+        return T.Tuple(tuple(_awkward_type(c) for c in t.contents))
+    raise AccelTypeError(f"cannot pass awkward type {t} to accel")

@@ -1,0 +1,259 @@
+"""A session: the globals of a notebook (or of one `accel run`), kept across cells.
+
+`Session.execute(code, name)` parses, type checks and evaluates one cell. It is transactional:
+the cell's definitions are committed only when every form of the cell succeeded, so a failed
+cell changes no global. Definitions are late-bound: redefining `g` makes every def that calls
+`g` use the new one; those dependents are type checked again first (a dependent that no longer
+checks fails the cell), and the result says which were affected.
+
+The prelude (`prelude.accel`) is loaded into every session as ordinary accel definitions.
+"""
+from __future__ import annotations
+
+import itertools
+import time
+from collections import ChainMap
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+from . import targets
+from .lang import ast
+from .lang.builtins import BUILTINS
+from .lang.errors import AccelError
+from .lang.parser import KEYWORDS, parse_program
+from .lang.source import Source
+from .lang.typecheck import CheckResult, GlobalEnv, check_program
+from .lang.types import Scheme, Type, show_scheme
+from .runtime.cancel import CancelToken
+
+
+@dataclass(frozen=True)
+class GlobalInfo:
+    """What `%who`, completion and inspection show about a name."""
+    name: str
+    kind: str          # 'def' | 'let' | 'prelude' | 'builtin'
+    type: str
+    doc: str
+
+
+@dataclass
+class CellResult:
+    value: Any = None                 # interp value of the last top-level expression
+    type: Type | None = None
+    defined: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def has_value(self) -> bool:
+        return self.type is not None
+
+    @property
+    def text(self) -> str | None:
+        from .values import format_value
+        return None if self.type is None else format_value(self.value, self.type)
+
+    @property
+    def json(self) -> Any:
+        from .values import to_json
+        return None if self.type is None else to_json(self.value, self.type)
+
+    @property
+    def python(self) -> Any:
+        from .values import to_python
+        return None if self.type is None else to_python(self.value, self.type)
+
+
+@dataclass(frozen=True)
+class _Global:
+    name: str
+    kind: str                      # 'def' | 'let' | 'prelude'
+    scheme: Scheme
+    value: Any
+    deps: frozenset[str]
+    form: ast.TopForm
+    doc: str
+
+
+@dataclass
+class _Compiled:
+    """A parsed and checked cell, plus the dependents re-checked against it."""
+    program: ast.Program
+    checked: CheckResult
+    rechecked: dict[str, CheckResult]
+
+
+class Session:
+    def __init__(self, target: str = "interp"):
+        self.cancel = CancelToken()
+        self.target = targets.check_target(target)
+        self._ids = itertools.count(1)
+        self._globals: dict[str, _Global] = {}
+        self._types: dict[int, Type] = {}
+        self._instantiations: dict[int, dict[str, Type]] = {}
+        self._load_prelude()
+
+    # ------------------------------------------------------------------ public API
+
+    def set_target(self, name: str) -> None:
+        self.target = targets.check_target(name)
+
+    def execute(self, code: str, name: str = "cell") -> CellResult:
+        """Run one cell. Raises AccelError (and changes nothing) when any part of it fails."""
+        self.cancel.clear()
+        started = time.perf_counter()
+        compiled = self._compile(code, name)
+        checked_at = time.perf_counter()
+        values = self._evaluate(compiled)
+        finished = time.perf_counter()
+        result = self._commit(compiled, values, kind="def")
+        result.timings = {"check": checked_at - started, "run": finished - checked_at}
+        return result
+
+    def check(self, code: str, name: str = "cell") -> CheckResult:
+        """Parse and type check a cell against the session's globals, changing nothing."""
+        return self._compile(code, name).checked
+
+    def call(self, name: str, args: list[Any]) -> Any:
+        """Call a global def with interp values (used by the library API)."""
+        interp = self._interpreter(self._types, self._instantiations)
+        return interp.call(self._globals[name].value, list(args))
+
+    def scheme(self, name: str) -> Scheme | None:
+        entry = self._globals.get(name)
+        return entry.scheme if entry is not None else None
+
+    def names(self) -> list[GlobalInfo]:
+        return [self._info(g) for g in self._globals.values() if g.kind != "prelude"]
+
+    def lookup(self, name: str) -> GlobalInfo | None:
+        if name in self._globals:
+            return self._info(self._globals[name])
+        if name in BUILTINS:
+            builtin = BUILTINS[name]
+            return GlobalInfo(name, "builtin", show_scheme(builtin.scheme), builtin.doc)
+        return None
+
+    def completions(self, prefix: str) -> list[str]:
+        names = set(KEYWORDS) | set(BUILTINS) | set(self._globals)
+        return sorted(n for n in names if n.startswith(prefix))
+
+    def reset(self) -> None:
+        """Forget every user global (the prelude stays)."""
+        for name in [n for n, g in self._globals.items() if g.kind != "prelude"]:
+            del self._globals[name]
+
+    # ------------------------------------------------------------------ stages of a cell
+
+    def _env(self, extra: dict[str, Scheme] | None = None,
+             extra_deps: dict[str, frozenset[str]] | None = None) -> GlobalEnv:
+        schemes = {n: g.scheme for n, g in self._globals.items()}
+        deps = {n: g.deps for n, g in self._globals.items()}
+        schemes.update(extra or {})
+        deps.update(extra_deps or {})
+        return GlobalEnv(schemes=schemes, deps=deps)
+
+    def _compile(self, code: str, name: str) -> _Compiled:
+        program = parse_program(Source(name, code), self._ids)
+        checked = check_program(program, self._env())
+        return _Compiled(program, checked, self._recheck_dependents(checked))
+
+    def _recheck_dependents(self, checked: CheckResult) -> dict[str, CheckResult]:
+        """Type check again, in definition order, every def that uses a redefined def."""
+        changed = {n for n in checked.schemes if n in self._globals}
+        schemes, deps = dict(checked.schemes), dict(checked.deps)
+        rechecked: dict[str, CheckResult] = {}
+        for entry in self._globals.values():
+            if entry.kind == "let" or entry.name in checked.schemes:
+                continue
+            if not (entry.deps & changed):
+                continue
+            try:
+                result = check_program(ast.Program((entry.form,)), self._env(schemes, deps))
+            except AccelError as err:
+                culprits = ", ".join(sorted(entry.deps & changed))
+                err.message = (f"`{entry.name}` uses {culprits}, redefined by this cell, and no "
+                               f"longer type checks: {err.message}")
+                raise
+            rechecked[entry.name] = result
+            schemes[entry.name] = result.schemes[entry.name]
+            changed.add(entry.name)
+        return rechecked
+
+    def _interpreter(self, types, instantiations):
+        from .backends.interp import Interpreter
+        values = {n: g.value for n, g in self._globals.items()}
+        return Interpreter(values, types, instantiations, cancel=self.cancel)
+
+    def _evaluate(self, compiled: _Compiled):
+        types = ChainMap(compiled.checked.types, self._types)
+        instantiations = ChainMap(compiled.checked.instantiations, self._instantiations)
+        for result in compiled.rechecked.values():
+            types.maps.insert(0, result.types)
+            instantiations.maps.insert(0, result.instantiations)
+        return self._interpreter(types, instantiations).run_forms(compiled.program.forms)
+
+    def _commit(self, compiled: _Compiled, values, kind: str) -> CellResult:
+        checked = compiled.checked
+        for result in [checked, *compiled.rechecked.values()]:
+            self._types.update(result.types)
+            self._instantiations.update(result.instantiations)
+        result = CellResult()
+        replaced = [n for n in checked.schemes if n in self._globals]
+        for form in compiled.program.forms:
+            for bound in _bound_names(form):
+                self._globals.pop(bound, None)   # re-insert at the end: definition order
+                self._globals[bound] = _Global(
+                    name=bound, kind=kind if isinstance(form, ast.Def) else "let",
+                    scheme=checked.schemes[bound], value=values.bindings[bound],
+                    deps=checked.deps.get(bound, frozenset()), form=form,
+                    doc=_doc_comment(form))
+                result.defined.append(bound)
+        for dependent, recheck in compiled.rechecked.items():
+            old = self._globals[dependent]
+            self._globals[dependent] = _Global(
+                name=old.name, kind=old.kind, scheme=recheck.schemes[dependent],
+                value=old.value, deps=old.deps, form=old.form, doc=old.doc)
+        if replaced:
+            note = f"redefined {', '.join(replaced)}"
+            if compiled.rechecked:
+                note += f"; dependents now using the new definition: {', '.join(compiled.rechecked)}"
+            result.notes.append(note)
+        if checked.expr_types and values.results:
+            result.value, result.type = values.results[-1], checked.expr_types[-1]
+        return result
+
+    def _load_prelude(self) -> None:
+        text = resources.files("accel_kernel").joinpath("prelude.accel").read_text()
+        compiled = self._compile(text, "prelude.accel")
+        self._commit(compiled, self._evaluate(compiled), kind="prelude")
+
+    def _info(self, entry: _Global) -> GlobalInfo:
+        return GlobalInfo(entry.name, entry.kind, show_scheme(entry.scheme), entry.doc)
+
+
+def _bound_names(form: ast.TopForm) -> list[str]:
+    if isinstance(form, ast.Def):
+        return [form.name]
+    if isinstance(form, ast.GlobalLet):
+        return ast.pattern_names(form.pattern)
+    return []
+
+
+def _doc_comment(form: ast.TopForm) -> str:
+    """The `--` comment lines directly above a definition, joined: its one-line doc."""
+    span = form.span
+    if span is None:
+        return ""
+    lines: list[str] = []
+    line = span.line - 1
+    while line >= 1:
+        text = span.source.line_text(line).strip()
+        if not text.startswith("--"):
+            break
+        lines.insert(0, text.lstrip("-").strip())
+        line -= 1
+    if lines:
+        return " ".join(lines)
+    return f"defined at {span.location()}"

@@ -1,0 +1,57 @@
+"""The Python library: compile, run with numpy and awkward values."""
+import awkward as ak
+import numpy as np
+import pytest
+
+import accel_kernel as acc
+
+SOURCE = """
+def sum_rows xss = map (\\row -> reduce (+) 0 row) xss
+def scale (k: f64) xs = map (\\x -> k * x) xs
+def twice x = x + x
+def pairs (n: i64) = [(i, j) | i <- [0..<n], j <- [i..<n]]
+"""
+
+
+@pytest.fixture(scope="module")
+def prog():
+    return acc.compile(SOURCE)
+
+
+def test_regular_in_regular_out(prog):
+    out = prog.run("scale", 2.0, np.array([1.0, 2.5]))
+    assert isinstance(out, np.ndarray) and out.dtype == np.float64
+    assert out.tolist() == [2.0, 5.0]
+
+
+def test_generic_def_takes_its_types_from_the_arguments(prog):
+    assert prog.run("twice", np.int32(4)) == 8 and prog.run("twice", np.int32(4)).dtype == np.int32
+    assert prog.run("twice", np.array([1.5, 2.0])).tolist() == [3.0, 4.0]
+
+
+def test_ragged_rows(prog):
+    xss = ak.Array([[1, 2, 3], [], [4]])
+    assert prog.run("sum_rows", xss).tolist() == [6, 0, 4]
+    regular = np.arange(6, dtype=np.int64).reshape(2, 3)
+    assert prog.run("sum_rows", regular).tolist() == [3, 12]
+
+
+def test_arrays_of_tuples_come_back_as_awkward(prog):
+    out = prog.run("pairs", 2)
+    assert isinstance(out, ak.Array)
+    assert out.tolist() == [(0, 0), (0, 1), (1, 1)]
+
+
+def test_type_of(prog):
+    assert prog.type_of("scale") == "f64 -> []f64 -> []f64"
+
+
+def test_errors(prog):
+    with pytest.raises(acc.AccelTypeError, match="argument 1 of `scale`"):
+        prog.run("scale", np.array([1.0]), np.array([1.0]))
+    with pytest.raises(acc.AccelNameError):
+        prog.run("nope", 1)
+    with pytest.raises(NotImplementedError, match="not built yet"):
+        prog.run("twice", 1, target="cpu")
+    with pytest.raises(acc.AccelSyntaxError):
+        acc.compile("def f x = (x + ")
