@@ -1,0 +1,65 @@
+"""A Pygments lexer for accel (`pygments_lexer: accel` in the kernel's language_info).
+
+Registered as the `pygments.lexers` entry point `accel`, so nbconvert, Sphinx and
+`pygmentize -l accel` find it. Highlights keywords, built-in and prelude functions, scalar
+types, numbers with their suffixes (`3i32`, `1.5f32`), `--` comments, operators and `%`
+meta-command lines.
+"""
+from __future__ import annotations
+
+from pygments.lexer import RegexLexer, bygroups, words
+from pygments.token import (Comment, Keyword, Name, Number, Operator, Punctuation, String,
+                            Text, Whitespace)
+
+KEYWORDS = ("def", "let", "in", "if", "then", "else", "loop", "for", "while", "do", "with",
+            "by")
+CONSTANTS = ("true", "false")
+TYPES = ("bool", "i32", "i64", "f32", "f64", "seq")
+# LANGUAGE.md §4 and §7 (lang/builtins.py) and the prelude; `while` and the conversions
+# `i32 i64 f32 f64` are highlighted as keyword and types.
+BUILTINS = (
+    "map", "map2", "map3", "zip", "zip3", "unzip", "unzip3", "reduce", "scan", "filter",
+    "partition", "iota", "replicate", "generate", "expand", "scatter", "reduce_by_index",
+    "sort", "sort_by", "cond", "length", "flatten", "concat", "reverse", "transpose", "take",
+    "drop", "head", "last", "interleave", "rotate", "min", "max", "abs", "sqrt", "exp", "log",
+    "sin", "cos", "tan", "atan2", "floor", "ceil", "round", "pi", "select", "zero", "one",
+    "lowest", "highest", "produce", "stream", "mapSeq", "zipWithSeq", "foldSeq", "elements",
+    "tabulate",
+    # prelude.accel
+    "sum", "product", "maximum", "minimum", "all", "any", "count",
+)
+
+_NAME_END = r"(?![A-Za-z0-9_'])"
+
+
+class AccelLexer(RegexLexer):
+    """accel: a nested data-parallel array language (accel_kernel)."""
+
+    name = "accel"
+    aliases = ["accel"]
+    filenames = ["*.accel"]
+    mimetypes = ["text/x-accel"]
+
+    tokens = {
+        "root": [
+            (r"^%%?[A-Za-z_]\w*.*?$", Comment.Preproc),     # meta-command line
+            (r"--.*?$", Comment.Single),
+            (r"\s+", Whitespace),
+            (r"(def)(\s+)([A-Za-z_][A-Za-z0-9_']*)", bygroups(Keyword, Whitespace, Name.Function)),
+            (words(KEYWORDS, suffix=_NAME_END), Keyword),
+            (words(CONSTANTS, suffix=_NAME_END), Keyword.Constant),
+            (words(TYPES, suffix=_NAME_END), Keyword.Type),
+            (words(BUILTINS, suffix=_NAME_END), Name.Builtin),
+            (r"\d+\.\d+(?:[eE][+-]?\d+)?(?:f32|f64)?" + _NAME_END, Number.Float),
+            (r"\d+[eE][+-]?\d+(?:f32|f64)?" + _NAME_END, Number.Float),
+            (r"\d+(?:f32|f64)" + _NAME_END, Number.Float),
+            (r"\d+(?:i32|i64)?" + _NAME_END, Number.Integer),
+            (r"(\.)(\d+)", bygroups(Punctuation, Number.Integer)),      # t.0 projection
+            (r"[A-Za-z_][A-Za-z0-9_']*", Name),
+            (r"\\|->|<-|\.\.<|\.\.|\*\*|==|!=|<=|>=|&&|\|\||<<|>>|\+\+|[-+*/%<>=!&|^]",
+             Operator),
+            (r"[\[\](){},.:]", Punctuation),
+            (r"\"[^\"\n]*\"", String),     # not accel; only so a stray quote is not an error
+            (r".", Text),
+        ],
+    }

@@ -1,0 +1,350 @@
+"""The accel Jupyter kernel: translates the Jupyter messaging protocol to a `Session`.
+
+`AccelKernel` (ipykernel's `Kernel` base, so comms and ipywidgets work) owns one
+`accel_kernel.session.Session`. `do_execute` splits a cell into meta-command lines and accel
+code (`magics.split_cell`), runs them in order, and turns results into messages: the value of
+the last code run as `execute_result` (`display.result_bundle`), notes as stdout, errors as an
+`error` message whose traceback is the accel headline, source line and caret. A Python
+exception from our insides becomes an `InternalError` reply; the kernel stays alive.
+
+Interrupts: during a cell a SIGINT handler sets `session.cancel`, so the evaluator stops with
+`errors.Interrupted` at its next check (kernelspec `interrupt_mode: signal`).
+"""
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import logging
+import re
+import signal
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+# Importing ipykernel.ipkernel makes `comm.create_comm` / `comm.get_comm_manager` return
+# ipykernel's Comm and its one CommManager (it patches the `comm` package on import), which
+# is what ipywidgets use to open comms. We use its wiring, not its IPython shell.
+import ipykernel.ipkernel  # noqa: F401
+import comm
+from ipykernel.kernelbase import Kernel
+
+from ..lang.errors import AccelError
+from . import display, magics
+
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_']*")
+_IDENT_CHAR = re.compile(r"[A-Za-z0-9_']")
+
+
+def _package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("accel_kernel")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+_accel_version = _package_version()
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    session: int
+    line: int
+    input: str
+    output: str | None
+
+
+class History:
+    """The cells executed in this kernel, in memory (protocol `history_request`)."""
+
+    SESSION = 1   # one kernel process is one history session
+
+    def __init__(self) -> None:
+        self.entries: list[HistoryEntry] = []
+
+    def add(self, line: int, source: str, output: str | None) -> None:
+        self.entries.append(HistoryEntry(self.SESSION, line, source, output))
+
+    def query(self, access: str, *, session: int | None = None, start: int | None = None,
+              stop: int | None = None, n: int | None = None, pattern: str | None = None,
+              unique: bool = False) -> list[HistoryEntry]:
+        if access == "tail":
+            return self.entries[-n:] if n else list(self.entries)
+        if access == "range":
+            if session not in (None, 0, self.SESSION):
+                return []
+            low, high = start or 0, stop
+            return [e for e in self.entries if e.line >= low and (high is None or e.line < high)]
+        if access == "search":
+            found = [e for e in self.entries
+                     if fnmatch.fnmatchcase(e.input, pattern or "*")]
+            if unique:
+                seen: set[str] = set()
+                kept = []
+                for entry in reversed(found):     # keep the latest of each input
+                    if entry.input not in seen:
+                        seen.add(entry.input)
+                        kept.append(entry)
+                found = kept[::-1]
+            return found[-n:] if n else found
+        return []
+
+
+class AccelKernel(Kernel):
+    implementation = "accel_kernel"
+    implementation_version = _accel_version
+    language = "accel"
+    language_info = {
+        "name": "accel",
+        "version": _accel_version,
+        "mimetype": "text/x-accel",
+        "file_extension": ".accel",
+        "pygments_lexer": "accel",
+        # JupyterLab 4 cannot load a mode from a kernelspec (kernel.js is classic-Notebook
+        # only), so name one it ships: Haskell's `--` comments, `\x ->`, `let ... in` and
+        # `if then else` fit accel well. kernel.js gives the classic Notebook a real mode.
+        "codemirror_mode": "haskell",
+    }
+    banner = (f"accel {_accel_version}: a nested data-parallel array language.\n"
+              "%help lists the meta-commands; Tab completes; Shift-Tab shows a type.")
+    help_links: list[dict[str, str]] = []
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        from ..session import Session
+        self.accel = Session()
+        self.history = History()
+        self._setup_comms()
+
+    # ------------------------------------------------------------------ kernel_info
+
+    @property
+    def kernel_info(self) -> dict[str, Any]:
+        info = super().kernel_info
+        info["supported_features"] = [f for f in info.get("supported_features", [])
+                                      if f != "debugger"]
+        info["debugger"] = False
+        return info
+
+    # ------------------------------------------------------------------ comms / widgets
+
+    def _setup_comms(self) -> None:
+        """The comm manager ipywidgets use, its shell handlers and the widget targets."""
+        self.comm_manager = comm.get_comm_manager()
+        for msg_type in ("comm_open", "comm_msg", "comm_close"):
+            self.shell_handlers[msg_type] = getattr(self.comm_manager, msg_type)
+        self.comm_manager.register_target("jupyter.widget", _open_widget_comm)
+        self.comm_manager.register_target("jupyter.widget.control", _open_widget_control_comm)
+
+    def display_data(self, data: dict[str, Any], metadata: dict[str, Any] | None = None) -> None:
+        """Show a mime bundle (e.g. a widget's `_repr_mimebundle_()`) in the current cell."""
+        self.send_response(self.iopub_socket, "display_data",
+                           {"data": data, "metadata": metadata or {}, "transient": {}})
+
+    # ------------------------------------------------------------------ execute
+
+    async def do_execute(self, code: str, silent: bool, store_history: bool = True,
+                         user_expressions: dict | None = None, allow_stdin: bool = False,
+                         **_: Any) -> dict[str, Any]:
+        count = self.execution_count
+        name = f"cell[{count}]"
+        output: str | None = None
+        error: dict[str, Any] | None = None
+        try:
+            with self._cancel_on_sigint():
+                output = self._run_cell(code, name, silent)
+        except AccelError as err:
+            error = display.error_content(err)
+        except magics.MagicError as err:
+            error = display.plain_error(err.kind, err.message)
+        except NotImplementedError as err:
+            error = display.plain_error("NotImplementedError", str(err))
+        except KeyboardInterrupt:
+            error = display.plain_error("Interrupted", "interrupted by the user")
+        except Exception as err:   # our bug: never show a Python traceback, keep running
+            (self.log or logging.getLogger(__name__)).exception("internal error in %s", name)
+            error = display.internal_error(err)
+        if store_history and not silent:
+            self.history.add(count, code, output)
+        if error is not None:
+            if not silent:
+                self.send_response(self.iopub_socket, "error", error)
+            return {"status": "error", "execution_count": count, **error}
+        return {"status": "ok", "execution_count": count, "payload": [],
+                "user_expressions": self._user_expressions(user_expressions or {})}
+
+    def _run_cell(self, code: str, name: str, silent: bool) -> str | None:
+        """Run the segments of a cell in order; returns the text/plain of its result."""
+        segments = magics.split_cell(code)
+        code_segments = [s for s in segments if s.code is not None]
+        last_code = code_segments[-1] if code_segments else None
+        shown: str | None = None
+        for segment in segments:
+            if segment.magic is not None:
+                context = magics.MagicContext(self.accel, name, segment.line)
+                out = magics.run_magic(segment.magic, context)
+                if not silent:
+                    for text in out.stdout:
+                        self._send_stdout(text)
+                    for bundle in out.displays:
+                        self.display_data(bundle)
+                continue
+            result = self.accel.execute(segment.padded_code(), name=name)
+            if silent:
+                continue
+            for note in result.notes:
+                self._send_stdout(f"note: {note}\n")
+            if result.type is None:
+                continue
+            bundle = display.result_bundle(result.value, result.type)
+            if segment is last_code:
+                shown = bundle["text/plain"]
+                self.send_response(self.iopub_socket, "execute_result",
+                                   {"execution_count": self.execution_count, "data": bundle,
+                                    "metadata": {}})
+            else:
+                self.display_data(bundle)
+        return shown
+
+    def _user_expressions(self, expressions: dict[str, str]) -> dict[str, Any]:
+        replies: dict[str, Any] = {}
+        for key, expr in expressions.items():
+            try:
+                result = self.accel.execute(expr, name=f"user_expressions[{key}]")
+                data = ({} if result.type is None
+                        else display.result_bundle(result.value, result.type))
+                replies[key] = {"status": "ok", "data": data, "metadata": {}}
+            except AccelError as err:
+                replies[key] = {"status": "error", **display.error_content(err)}
+            except Exception as err:
+                replies[key] = {"status": "error", **display.internal_error(err)}
+        return replies
+
+    def _send_stdout(self, text: str) -> None:
+        self.send_response(self.iopub_socket, "stream", {"name": "stdout", "text": text})
+
+    @contextlib.contextmanager
+    def _cancel_on_sigint(self) -> Iterator[None]:
+        """While a cell runs, SIGINT asks the evaluator to stop instead of raising."""
+        token = self.accel.cancel
+        token.clear()
+
+        def on_sigint(signum: int, frame: Any) -> None:
+            token.set()
+
+        try:
+            previous = signal.signal(signal.SIGINT, on_sigint)
+        except ValueError:        # not the main thread: interrupts cannot reach us here
+            previous = None
+        try:
+            yield
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGINT, previous)
+
+    # ------------------------------------------------------------------ complete / inspect
+
+    async def do_complete(self, code: str, cursor_pos: int | None) -> dict[str, Any]:
+        cursor = len(code) if cursor_pos is None else cursor_pos
+        line_start = code.rfind("\n", 0, cursor) + 1
+        before = code[line_start:cursor]
+        if before.startswith("%"):
+            return self._complete_magic(before, cursor)
+        start = _word_start(code, cursor)
+        end = _word_end(code, cursor)
+        prefix = code[start:cursor]
+        if not prefix and cursor > 0 and _IDENT_CHAR.match(code[cursor - 1]):
+            matches: list[str] = []     # inside a number such as 3i32
+        else:
+            matches = self.accel.completions(prefix)
+        return {"status": "ok", "matches": matches, "cursor_start": start,
+                "cursor_end": end, "metadata": {}}
+
+    def _complete_magic(self, before: str, cursor: int) -> dict[str, Any]:
+        target = re.fullmatch(r"%target\s+(\w*)", before)
+        if target:
+            from ..targets import TARGETS
+            word = target.group(1)
+            matches = sorted(t for t in TARGETS if t.startswith(word))
+            start = cursor - len(word)
+        elif re.fullmatch(r"%%?\w*", before):
+            matches = [m for m in magics.magic_names() if m.startswith(before)]
+            start = cursor - len(before)
+        else:
+            matches, start = [], cursor
+        return {"status": "ok", "matches": matches, "cursor_start": start,
+                "cursor_end": cursor, "metadata": {}}
+
+    async def do_inspect(self, code: str, cursor_pos: int | None, detail_level: int = 0,
+                         omit_sections: Any = ()) -> dict[str, Any]:
+        cursor = len(code) if cursor_pos is None else cursor_pos
+        name = code[_word_start(code, cursor):_word_end(code, cursor)]
+        if not name and cursor > 0:    # just after a name and a space or `(`
+            stripped = code[:cursor].rstrip(" (")
+            name = code[_word_start(code, len(stripped)):len(stripped)]
+        info = self.accel.lookup(name) if IDENTIFIER.fullmatch(name or "") else None
+        if info is None:
+            return {"status": "ok", "found": False, "data": {}, "metadata": {}}
+        text = f"{info.name} : {info.type}\n\n{info.doc}".rstrip() + f"\n\n({info.kind})"
+        markdown = f"**{info.name}** : `{info.type}`\n\n{info.doc}\n\n*{info.kind}*"
+        return {"status": "ok", "found": True, "metadata": {},
+                "data": {"text/plain": text, "text/markdown": markdown}}
+
+    # ------------------------------------------------------------------ is_complete / history
+
+    async def do_is_complete(self, code: str) -> dict[str, Any]:
+        lines = code.split("\n")
+        if lines[0].startswith("%%") or all(magics.is_magic_line(line) or not line.strip()
+                                            for line in lines):
+            return {"status": "complete"}
+        from ..lang.completeness import is_complete
+        status, indent = is_complete(magics.strip_magics(code))
+        reply: dict[str, Any] = {"status": status}
+        if status == "incomplete":
+            reply["indent"] = " " * indent if isinstance(indent, int) else str(indent or "")
+        return reply
+
+    async def do_history(self, hist_access_type: str, output: bool, raw: bool,
+                         session: int | None = None, start: int | None = None,
+                         stop: int | None = None, n: int | None = None,
+                         pattern: str | None = None, unique: bool = False,
+                         **_: Any) -> dict[str, Any]:
+        entries = self.history.query(hist_access_type, session=session, start=start, stop=stop,
+                                     n=n, pattern=pattern, unique=unique)
+        if output:
+            history = [(e.session, e.line, (e.input, e.output)) for e in entries]
+        else:
+            history = [(e.session, e.line, e.input) for e in entries]
+        return {"status": "ok", "history": history}
+
+
+def _word_start(code: str, cursor: int) -> int:
+    start = cursor
+    while start > 0 and _IDENT_CHAR.match(code[start - 1]):
+        start -= 1
+    # a name starts with a letter or `_`: `3i32` is a number, not the name `i32`
+    while start < cursor and not re.match(r"[A-Za-z_]", code[start]):
+        start += 1
+    if start > 0 and code[start - 1].isdigit():
+        return cursor
+    return start
+
+
+def _word_end(code: str, cursor: int) -> int:
+    end = cursor
+    while end < len(code) and _IDENT_CHAR.match(code[end]):
+        end += 1
+    return end
+
+
+def _open_widget_comm(comm_: Any, msg: dict[str, Any]) -> None:
+    """Target `jupyter.widget`: a frontend creates a widget model (ipywidgets imported lazily,
+    so that starting the kernel stays fast)."""
+    from ipywidgets import Widget
+    Widget.handle_comm_opened(comm_, msg)
+
+
+def _open_widget_control_comm(comm_: Any, msg: dict[str, Any]) -> None:
+    """Target `jupyter.widget.control`: the frontend asks for the state of every widget."""
+    from ipywidgets import Widget
+    Widget.handle_control_comm_opened(comm_, msg)

@@ -1,0 +1,266 @@
+"""Meta-commands (`%` lines) of the accel kernel: parsing and behaviour, no Jupyter.
+
+A cell is split by `split_cell` into `Segment`s in order: a meta-command line (`%name args`,
+`%` in column 1) or a run of accel code lines. A `%%name` first line makes the whole cell a
+cell magic. `run_magic` runs one meta-command against a `Session` and returns a `MagicOutput`
+(text for stdout, mime bundles to display); the kernel only sends those as messages.
+
+Errors: an unknown or misused meta-command raises `MagicError` (ename `MagicError`); a
+meta-command that later issues bring (`%stages`, `%load`, ...) raises `NotImplementedError`
+naming the feature; `%time` lets the `AccelError` of its expression through.
+"""
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from . import display
+
+
+class MagicError(Exception):
+    """A meta-command that does not exist or was called wrongly."""
+
+    kind = "MagicError"
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One piece of a cell: `magic` is set for a `%` line, `code` for a run of accel lines.
+
+    `line` is the 1-based line of the cell where it starts; code keeps its original line
+    numbers when passed through `padded_code`.
+    """
+    line: int
+    magic: "MagicCall | None" = None
+    code: str | None = None
+
+    def padded_code(self) -> str:
+        """The code preceded by blank lines, so errors point at the line of the cell."""
+        assert self.code is not None
+        return "\n" * (self.line - 1) + self.code
+
+
+@dataclass(frozen=True)
+class MagicCall:
+    name: str        # without the `%` (or `%%`)
+    args: str        # the rest of the line, stripped
+    cell: bool = False   # a `%%` cell magic
+    body: str = ""       # for a cell magic: the rest of the cell
+
+
+@dataclass
+class MagicOutput:
+    """What a meta-command shows: stdout text and mime bundles (display_data), in order."""
+    stdout: list[str] = field(default_factory=list)
+    displays: list[dict[str, str]] = field(default_factory=list)
+
+
+def is_magic_line(line: str) -> bool:
+    return line.startswith("%")
+
+
+def parse_magic(line: str) -> MagicCall:
+    """`%name rest of line` → MagicCall(name, 'rest of line')."""
+    cell = line.startswith("%%")
+    text = line[2:] if cell else line[1:]
+    name, _, args = text.strip().partition(" ")
+    return MagicCall(name=name, args=args.strip(), cell=cell)
+
+
+def split_cell(text: str) -> list[Segment]:
+    """Split a cell into meta-command lines and runs of accel code, in order.
+
+    Runs of code that are only blank lines and comments are dropped. A `%%name` first line
+    makes the whole cell one cell magic whose body is the remaining lines.
+    """
+    lines = text.split("\n")
+    if lines and lines[0].startswith("%%"):
+        call = parse_magic(lines[0])
+        return [Segment(1, magic=MagicCall(call.name, call.args, True, "\n".join(lines[1:])))]
+    segments: list[Segment] = []
+    code_start, code_lines = 0, []
+
+    def flush() -> None:
+        if any(_is_code(line) for line in code_lines):
+            segments.append(Segment(code_start, code="\n".join(code_lines)))
+        code_lines.clear()
+
+    for number, line in enumerate(lines, start=1):
+        if is_magic_line(line):
+            flush()
+            segments.append(Segment(number, magic=parse_magic(line)))
+        else:
+            if not code_lines:
+                code_start = number
+            code_lines.append(line)
+    flush()
+    return segments
+
+
+def _is_code(line: str) -> bool:
+    stripped = line.strip()
+    return bool(stripped) and not stripped.startswith("--")
+
+
+def strip_magics(text: str) -> str:
+    """The cell with its meta-command lines blanked (for is_complete)."""
+    return "\n".join("" if is_magic_line(line) else line for line in text.split("\n"))
+
+
+# ---------------------------------------------------------------- the meta-commands
+
+@dataclass(frozen=True)
+class Magic:
+    name: str
+    usage: str
+    summary: str
+    run: Callable[["MagicContext", str], MagicOutput]
+
+
+@dataclass
+class MagicContext:
+    """What a meta-command may use: the session, the name of the cell it runs in and the
+    line of that cell it is on (so errors in `%time EXPR` point at the right line)."""
+    session: object          # accel_kernel.session.Session (kept loose to stay importable)
+    cell_name: str = "cell"
+    line: int = 1
+
+
+def _who(ctx: MagicContext, args: str) -> MagicOutput:
+    _no_args("who", args)
+    infos = ctx.session.names()
+    return MagicOutput(displays=[display.who_bundle(infos)])
+
+
+def _reset(ctx: MagicContext, args: str) -> MagicOutput:
+    _no_args("reset", args)
+    count = len(ctx.session.names())
+    ctx.session.reset()
+    return MagicOutput(stdout=[f"forgot {count} user global{'s' if count != 1 else ''}\n"])
+
+
+def _help(ctx: MagicContext, args: str) -> MagicOutput:
+    _no_args("help", args)
+    return MagicOutput(stdout=[help_text()])
+
+
+def _target(ctx: MagicContext, args: str) -> MagicOutput:
+    words = args.split()
+    if len(words) > 1:
+        raise MagicError(f"%target takes at most one name\n{MAGICS['target'].usage}")
+    if not words:
+        return MagicOutput(stdout=[f"target: {ctx.session.target}\n"])
+    try:
+        ctx.session.set_target(words[0])
+    except ValueError as err:   # an unknown name; NotImplementedError (not built) goes up
+        raise MagicError(str(err)) from None
+    return MagicOutput(stdout=[f"target: {ctx.session.target}\n"])
+
+
+def _time(ctx: MagicContext, args: str) -> MagicOutput:
+    if not args:
+        raise MagicError(f"%time needs an expression\n{MAGICS['time'].usage}")
+    result = ctx.session.execute("\n" * (ctx.line - 1) + args, name=ctx.cell_name)
+    out: list[str] = []
+    if result.text is not None:
+        out.append(result.text + "\n")
+    timings = ", ".join(f"{stage} {_seconds(t)}" for stage, t in result.timings.items())
+    total = sum(result.timings.values())
+    out.append(f"time: {timings} (total {_seconds(total)})\n")
+    out.extend(note + "\n" for note in result.notes)
+    return MagicOutput(stdout=out)
+
+
+def _seconds(t: float) -> str:
+    if t < 1e-3:
+        return f"{t * 1e6:.0f} µs"
+    if t < 1:
+        return f"{t * 1e3:.1f} ms"
+    return f"{t:.2f} s"
+
+
+def _no_args(name: str, args: str) -> None:
+    if args:
+        raise MagicError(f"%{name} takes no arguments\n{MAGICS[name].usage}")
+
+
+def _pending(feature: str) -> Callable[[MagicContext, str], MagicOutput]:
+    def run(ctx: MagicContext, args: str) -> MagicOutput:
+        raise NotImplementedError(feature)
+    return run
+
+
+MAGICS: dict[str, Magic] = {m.name: m for m in [
+    Magic("who", "%who", "table of your globals: name, kind, type", _who),
+    Magic("reset", "%reset", "forget every global you defined (the library stays)", _reset),
+    Magic("help", "%help", "this list and a reminder of the language", _help),
+    Magic("target", "%target [interp|numpy|cpu|cuda]",
+          "show the back end cells run on, or choose one", _target),
+    Magic("time", "%time EXPR", "evaluate EXPR and show its value and check/run times", _time),
+    Magic("stages", "%stages [NAME|EXPR]", "all compilation stages as tabs",
+          _pending("%stages is not available yet: it arrives with the visible compilation "
+                   "stages")),
+    Magic("show", "%show STAGE [NAME|EXPR]", "one compilation stage as a graph",
+          _pending("%show is not available yet: it arrives with the visible compilation "
+                   "stages")),
+    Magic("step", "%step STAGE [NAME|EXPR]", "step through a pass one rewrite at a time",
+          _pending("%step is not available yet: it arrives with the rewrite log viewer")),
+    Magic("dashboard", "%dashboard", "live view of the scheduler and device memory",
+          _pending("%dashboard is not available yet: it arrives with the runtime dashboard")),
+    Magic("budget", "%budget SIZE", "set the device memory budget, e.g. %budget 2GB",
+          _pending("%budget is not available yet: it arrives with the memory manager")),
+    Magic("load", "%load NAME PATH", "bind NAME to data from .npy/.npz/.json/.parquet",
+          _pending("%load is not available yet: it arrives with data loading")),
+    Magic("python", "%%python", "a Python cell sharing values with accel",
+          _pending("%%python is not available yet: it arrives with Python cells")),
+]}
+
+_LANGUAGE_REMINDER = """\
+accel in one breath:
+  def sq x = x * x               -- a function (generic, non-recursive)
+  let xs = iota 10               -- a global kept for later cells
+  map sq xs                      -- the cell's last expression is its result
+  [x * y | x <- [1..<4], y <- [x..<4], x != y]    -- comprehensions
+  reduce (+) 0 xs   scan (+) 0 xs   filter (> 3) xs   \\x -> x + 1
+Continuation lines are indented; a form starts in column 1. Comments start with --.
+Tab completes names; Shift-Tab shows a name's type and doc."""
+
+
+def help_text() -> str:
+    width = max(len(m.usage) for m in MAGICS.values())
+    lines = ["meta-commands (a line starting with %):"]
+    for magic in MAGICS.values():
+        lines.append(f"  {magic.usage.ljust(width)}  {magic.summary}")
+    lines.append("each takes -h for its usage")
+    return "\n".join(lines) + "\n\n" + _LANGUAGE_REMINDER + "\n"
+
+
+def run_magic(call: MagicCall, ctx: MagicContext) -> MagicOutput:
+    """Run one meta-command. Raises MagicError, NotImplementedError or AccelError."""
+    magic = MAGICS.get(call.name)
+    prefix = "%%" if call.cell else "%"
+    if magic is None or (call.cell != (magic.usage.startswith("%%"))):
+        known = ", ".join(m.usage.split()[0] for m in MAGICS.values())
+        raise MagicError(f"unknown meta-command {prefix}{call.name}; known: {known}")
+    if _wants_help(call.args):
+        return MagicOutput(stdout=[f"{magic.usage}\n    {magic.summary}\n"])
+    args = call.body if call.cell else call.args
+    return magic.run(ctx, args)
+
+
+def _wants_help(args: str) -> bool:
+    try:
+        words = shlex.split(args)
+    except ValueError:
+        words = args.split()
+    return bool(words) and words[0] in ("-h", "--help")
+
+
+def magic_names() -> list[str]:
+    """Every meta-command as typed: `%who`, ..., `%%python`."""
+    return [m.usage.split()[0] for m in MAGICS.values()]
