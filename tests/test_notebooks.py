@@ -1,0 +1,95 @@
+"""Every notebook in notebooks/ runs top to bottom on the `accel` kernel without errors.
+
+The set-up (scripts/setup) registers the kernelspec into the virtual environment; without it
+the execution test is skipped, saying so. The format checks need no kernel.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+NOTEBOOK_DIR = REPO / "notebooks"
+NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
+KERNEL_NAME = "accel"
+ACCEL_ERROR_KINDS = {"SyntaxError", "TypeError", "NameError", "IndexError", "DivisionByZero",
+                     "SizeError"}
+
+
+def kernelspec_installed() -> bool:
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+    try:
+        KernelSpecManager().get_kernel_spec(KERNEL_NAME)
+    except NoSuchKernel:
+        return False
+    return True
+
+
+def last_form(source: str) -> str:
+    """The last top-level form of a cell: from its last line that starts in column 1."""
+    lines = [line for line in source.splitlines()
+             if line.strip() and not line.lstrip().startswith("--")]
+    starts = [i for i, line in enumerate(lines) if not line[0].isspace()]
+    return "\n".join(lines[starts[-1]:]) if starts else ""
+
+
+def has_expression(source: str) -> bool:
+    """Whether a code cell ends with an expression (so it has a result to show).
+
+    Cells of meta-commands (`%...`) are left out: what they display is theirs to choose.
+    A final `let` without `in` binds a global; a final `def` defines a function.
+    """
+    if any(line.startswith("%") for line in source.splitlines()):
+        return False
+    form = last_form(source)
+    if not form or re.match(r"def\b", form):
+        return False
+    if re.match(r"let\b", form):
+        return re.search(r"\bin\b", form) is not None
+    return True
+
+
+def test_there_is_a_tour():
+    assert NOTEBOOK_DIR / "00-tour.ipynb" in NOTEBOOKS
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_is_stored_clean(path: Path):
+    notebook = nbformat.read(path, as_version=4)
+    nbformat.validate(notebook)
+    assert notebook.metadata.kernelspec.name == KERNEL_NAME
+    assert notebook.metadata.language_info.name == "accel"
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            assert cell.outputs == [] and cell.execution_count is None, \
+                f"{path.name}: store notebooks without outputs"
+
+
+@pytest.mark.skipif(not kernelspec_installed(),
+                    reason="the `accel` kernelspec is not installed: run `bash scripts/test` "
+                           "(or `accel kernel install --sys-prefix`)")
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_executes(path: Path):
+    from nbclient import NotebookClient
+
+    notebook = nbformat.read(path, as_version=4)
+    client = NotebookClient(notebook, kernel_name=KERNEL_NAME, timeout=120, allow_errors=True,
+                            resources={"metadata": {"path": str(NOTEBOOK_DIR)}})
+    client.execute()
+    for number, cell in enumerate(notebook.cells):
+        if cell.cell_type != "code":
+            continue
+        errors = [output for output in cell.outputs if output.output_type == "error"]
+        if "raises-exception" in cell.metadata.get("tags", []):
+            # a cell that shows an error on purpose must show one, as an accel error
+            assert errors and errors[0].ename in ACCEL_ERROR_KINDS, \
+                f"{path.name}, cell {number} should fail with an accel error:\n{cell.source}"
+            continue
+        assert not errors, (f"{path.name}, cell {number}: {errors[0].get('ename')}: "
+                            f"{errors[0].get('evalue')}\n{cell.source}")
+        if has_expression(cell.source):
+            assert any(output.output_type == "execute_result" for output in cell.outputs), \
+                f"{path.name}, cell {number} has no result:\n{cell.source}"
