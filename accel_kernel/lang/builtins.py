@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 
 from .types import (CLASSES, SCALARS, Array, Func, Scalar, Scheme, Seq, Tuple, Type, TypeVar,
-                    free_vars)
+                    free_vars, ordered_vars)
 
 
 @dataclass(frozen=True)
@@ -200,7 +200,8 @@ class _SignatureParser:
         t = self.type()
         if self.peek() is not None:
             raise SignatureError(f"trailing {self.peek()!r} in {self.text!r}")
-        order = _vars_in_order(t)
+        order = ordered_vars(t)
+        assert set(order) == free_vars(t)
         unknown = set(constraints) - set(order)
         if unknown:
             raise SignatureError(f"constrained variables {unknown} unused in {self.text!r}")
@@ -236,28 +237,6 @@ class _SignatureParser:
         if tok[0].islower() and tok != "seq":
             return TypeVar(tok)
         raise SignatureError(f"unexpected {tok!r} in {self.text!r}")
-
-
-def _vars_in_order(t: Type) -> list[str]:
-    """The type variables of `t`, in order of first appearance."""
-    out: list[str] = []
-
-    def visit(t: Type) -> None:
-        if isinstance(t, TypeVar):
-            if t.name not in out:
-                out.append(t.name)
-        elif isinstance(t, (Array, Seq)):
-            visit(t.elem)
-        elif isinstance(t, Tuple):
-            for e in t.elems:
-                visit(e)
-        elif isinstance(t, Func):
-            visit(t.param)
-            visit(t.result)
-
-    visit(t)
-    assert set(out) == free_vars(t)
-    return out
 
 
 def parse_scheme(text: str) -> Scheme:

@@ -10,8 +10,8 @@ Also here: how types and classes are written in messages (`TypeNamer`, `class_ph
 """
 from __future__ import annotations
 
-from .types import (CLASSES, Array, Func, Scalar, Seq, Tuple, Type, TypeVar, free_vars, show,
-                    substitute)
+from .types import (CLASSES, Array, Func, Scalar, Seq, Tuple, Type, TypeVar, free_vars,
+                    ordered_vars, show, substitute)
 
 
 class Mismatch(Exception):
@@ -174,12 +174,12 @@ class TypeNamer:
 
     def show(self, t: Type) -> str:
         t = self.unifier.resolve(t)
-        for v in _ordered_vars(t):
+        for v in ordered_vars(t):
             if v not in self.names:
                 self.names[v] = TypeVar(_letters(len(self.names)))
         text = show(substitute(t, dict(self.names)))
         cons = []
-        for v in _ordered_vars(t):
+        for v in ordered_vars(t):
             cls = self.unifier.classes.get(v)
             if cls is not None:
                 name = class_name(cls) or "{" + ", ".join(sorted(cls)) + "}"
@@ -189,31 +189,6 @@ class TypeNamer:
 
 def _letters(k: int) -> str:
     return "abcdefghijklmnopqrstuvwxyz"[k % 26] + (str(k // 26) if k >= 26 else "")
-
-
-def _ordered_vars(t: Type) -> list[str]:
-    out: list[str] = []
-
-    def visit(t: Type) -> None:
-        if isinstance(t, TypeVar):
-            if t.name not in out:
-                out.append(t.name)
-        elif isinstance(t, (Array, Seq)):
-            visit(t.elem)
-        elif isinstance(t, Tuple):
-            for e in t.elems:
-                visit(e)
-        elif isinstance(t, Func):
-            visit(t.param)
-            visit(t.result)
-
-    visit(t)
-    return out
-
-
-def ordered_vars(t: Type) -> list[str]:
-    """The type variables of `t` in order of first appearance."""
-    return _ordered_vars(t)
 
 
 def letter_names(count: int) -> list[str]:

@@ -142,3 +142,24 @@ def contains_func(t: Type) -> bool:
     if isinstance(t, Tuple):
         return any(contains_func(e) for e in t.elems)
     return False
+
+
+def ordered_vars(t: Type) -> list[str]:
+    """The type variables of `t`, in order of first appearance."""
+    out: list[str] = []
+
+    def visit(t: Type) -> None:
+        if isinstance(t, TypeVar):
+            if t.name not in out:
+                out.append(t.name)
+        elif isinstance(t, (Array, Seq)):
+            visit(t.elem)
+        elif isinstance(t, Tuple):
+            for e in t.elems:
+                visit(e)
+        elif isinstance(t, Func):
+            visit(t.param)
+            visit(t.result)
+
+    visit(t)
+    return out
