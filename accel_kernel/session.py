@@ -20,10 +20,10 @@ from typing import Any
 from . import targets
 from .lang import ast
 from .lang.builtins import BUILTINS
-from .lang.errors import AccelError
+from .lang.errors import AccelError, AccelNameError
 from .lang.parser import KEYWORDS, parse_program
 from .lang.source import Source
-from .lang.typecheck import CheckResult, GlobalEnv, check_program
+from .lang.typecheck import CheckResult, GlobalEnv, bound_names, check_program
 from .lang.types import Scheme, Type, show_scheme
 from .runtime.cancel import CancelToken
 
@@ -139,6 +139,46 @@ class Session:
         names = set(KEYWORDS) | set(BUILTINS) | set(self._globals)
         return sorted(n for n in names if n.startswith(prefix))
 
+    def stages(self, target: str, name: str = "stages", stop_after: str | None = None):
+        """The compilation stages (`passes.pipeline.Stage` list) of a global def or let named
+        `target`, or else of `target` read as cell text (an expression, or forms). Nothing is
+        evaluated and no global changes; bad text raises AccelError with its position."""
+        entry = self._globals.get(target.strip())
+        if entry is not None and entry.kind != "prelude":
+            program = ast.Program((entry.form,))
+            checked = check_program(program, self._env())
+        else:
+            program = parse_program(Source(name, target), self._ids)
+            checked = check_program(program, self._env())
+        return self._pipeline(program, checked, stop_after)
+
+    def program_stages(self, code: str, name: str, entry: str | None = None,
+                       stop_after: str | None = None):
+        """The stages of a whole program text (a file): every form, or with `entry` only the
+        forms that bind that name (the rest are still compiled, for inlining)."""
+        program = parse_program(Source(name, code), self._ids)
+        checked = check_program(program, self._env())
+        stages = self._pipeline(program, checked, stop_after)
+        if entry is None:
+            return stages
+        from dataclasses import replace
+        if entry not in checked.schemes:
+            raise AccelNameError(f"`{entry}` is not defined by this program (it defines "
+                                 f"{', '.join(checked.schemes) or 'nothing'})")
+        return [replace(stage, program=ast.Program(tuple(
+                    f for f in stage.program.forms if entry in bound_names(f))))
+                for stage in stages]
+
+    def _pipeline(self, program: ast.Program, checked: CheckResult, stop_after: str | None):
+        from .passes.pipeline import default_passes, run_pipeline
+        from dataclasses import replace
+        definitions = {n: g.form for n, g in self._globals.items() if isinstance(g.form, ast.Def)}
+        # the types of earlier cells too: a pass may inline their defs
+        checked = replace(checked, types=ChainMap(checked.types, self._types),
+                          instantiations=ChainMap(checked.instantiations, self._instantiations))
+        return run_pipeline(program, checked, self._env(), definitions, self._ids,
+                            default_passes(), stop_after=stop_after)
+
     def reset(self) -> None:
         """Forget every user global (the prelude stays)."""
         for name in [n for n, g in self._globals.items() if g.kind != "prelude"]:
@@ -202,7 +242,7 @@ class Session:
         result = CellResult()
         replaced = [n for n in checked.schemes if n in self._globals]
         for form in compiled.program.forms:
-            for bound in _bound_names(form):
+            for bound in bound_names(form):
                 self._globals.pop(bound, None)   # re-insert at the end: definition order
                 self._globals[bound] = _Global(
                     name=bound, kind=kind if isinstance(form, ast.Def) else "let",
@@ -233,12 +273,6 @@ class Session:
         return GlobalInfo(entry.name, entry.kind, show_scheme(entry.scheme), entry.doc)
 
 
-def _bound_names(form: ast.TopForm) -> list[str]:
-    if isinstance(form, ast.Def):
-        return [form.name]
-    if isinstance(form, ast.GlobalLet):
-        return ast.pattern_names(form.pattern)
-    return []
 
 
 def _doc_comment(form: ast.TopForm) -> str:

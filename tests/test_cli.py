@@ -44,9 +44,54 @@ def test_missing_file_exits_2(tmp_path, capsys):
     assert "cannot read" in capsys.readouterr().err
 
 
-def test_stages_is_not_built_yet(tmp_path, capsys):
-    assert main(["stages", write(tmp_path, "1\n")]) == 2
+REGULAR_ROWS = """\
+def row_sums (xss: [n][m]i64) : []i64 = map (\\r -> reduce (+) 0 r) xss
+def ragged (xs: []i64) : [][]i64 = map (\\k -> iota k) xs
+"""
+
+
+def test_stages_text_lists_every_stage(tmp_path, capsys):
+    assert main(["stages", write(tmp_path, REGULAR_ROWS)]) == 0
+    out = capsys.readouterr().out
+    for stage in ("parse", "typed", "desugar", "shape", "regularity"):
+        assert f"== {stage} ==" in out
+
+
+def test_stages_json_of_one_stage_and_entry(tmp_path, capsys):
+    path = write(tmp_path, REGULAR_ROWS)
+    assert main(["stages", path, "--entry", "ragged", "--stage", "regularity",
+                 "--format", "json"]) == 0
+    view = json.loads(capsys.readouterr().out)
+    assert view["stage"] == "regularity"
+    assert set(view["bindings"]) == {"ragged"}
+    assert view["bindings"]["ragged"]["regularity"] == "R>Ir>S"
+    assert view["bindings"]["ragged"]["type"] == "[][]i64"
+    assert all({"id", "op", "type"} <= set(node) for node in view["nodes"])
+
+
+def test_stages_dot_needs_no_renderer(tmp_path, capsys):
+    assert main(["stages", write(tmp_path, REGULAR_ROWS), "--stage", "shape",
+                 "--format", "dot"]) == 0
+    assert capsys.readouterr().out.lstrip().startswith("digraph")
+
+
+def test_stages_later_stage_is_not_built_yet(tmp_path, capsys):
+    assert main(["stages", write(tmp_path, "1\n"), "--stage", "flatten"]) == 2
     assert "not built yet" in capsys.readouterr().err
+
+
+def test_stages_unknown_stage_and_entry(tmp_path, capsys):
+    path = write(tmp_path, REGULAR_ROWS)
+    assert main(["stages", path, "--stage", "optimise"]) == 2
+    assert "unknown stage" in capsys.readouterr().err
+    assert main(["stages", path, "--entry", "nothing"]) == 1
+    assert capsys.readouterr().err.startswith("error: NameError")
+
+
+def test_stages_reports_accel_errors(tmp_path, capsys):
+    path = write(tmp_path, "def f x = x +\n")
+    assert main(["stages", path]) == 1
+    assert capsys.readouterr().err.startswith(f"error: SyntaxError at {path}:")
 
 
 def test_unknown_command_is_a_usage_error(capsys):

@@ -1,0 +1,1 @@
+"""Compiler passes after the front end (DESIGN.md, "The pipeline"); see `pipeline`."""
