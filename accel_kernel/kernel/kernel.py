@@ -186,8 +186,8 @@ class AccelKernel(Kernel):
                 if not silent:
                     for text in out.stdout:
                         self._send_stdout(text)
-                    for bundle in out.displays:
-                        self.display_data(bundle)
+                    for index, bundle in enumerate(out.displays):
+                        self.display_data(bundle, out.metadata_of(index))
                 continue
             result = self.accel.execute(segment.padded_code(), name=name)
             if silent:

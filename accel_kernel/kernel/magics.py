@@ -3,17 +3,29 @@
 A cell is split by `split_cell` into `Segment`s in order: a meta-command line (`%name args`,
 `%` in column 1) or a run of accel code lines. A `%%name` first line makes the whole cell a
 cell magic. `run_magic` runs one meta-command against a `Session` and returns a `MagicOutput`
-(text for stdout, mime bundles to display); the kernel only sends those as messages.
+(text for stdout, mime bundles with their metadata to display); the kernel only sends those
+as messages.
 
 Errors: an unknown or misused meta-command raises `MagicError` (ename `MagicError`); a
-meta-command that later issues bring (`%stages`, `%load`, ...) raises `NotImplementedError`
-naming the feature; `%time` lets the `AccelError` of its expression through.
+meta-command that later issues bring (`%load`, ...) raises `NotImplementedError` naming the
+feature; `%time`, `%stages`, `%show` and `%step` let the `AccelError` of their expression
+through.
+
+The stage views (`%stages`, `%show STAGE`, `%step STAGE`) take a global's name or an
+expression (default: the last def or let of the session) and build their bundles with
+`accel_kernel.viz`. `%show` sends the drawing as `image/svg+xml` (with the text view as its
+`text/plain`), the DOT in `metadata["image/svg+xml"]["accel/dot"]` (and `"accel/stage"`), then
+the text view and source listing; without Graphviz one `text/plain` display (text, listing,
+hint) with the DOT in `metadata["text/plain"]["accel/dot"]`. `%stages` and `%step` send an
+ipywidgets view plus a static `text/html` copy and `text/plain`, the DOT in
+`metadata["accel/dot"][STAGE]`.
 """
 from __future__ import annotations
 
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import display
 
@@ -55,9 +67,19 @@ class MagicCall:
 
 @dataclass
 class MagicOutput:
-    """What a meta-command shows: stdout text and mime bundles (display_data), in order."""
+    """What a meta-command shows: stdout text and mime bundles (display_data), in order.
+    `metadata[i]`, when present, is the display_data metadata of `displays[i]`."""
     stdout: list[str] = field(default_factory=list)
-    displays: list[dict[str, str]] = field(default_factory=list)
+    displays: list[dict[str, Any]] = field(default_factory=list)
+    metadata: list[dict[str, Any]] = field(default_factory=list)
+
+    def show(self, data: dict[str, Any], metadata: dict[str, Any] | None = None) -> None:
+        self.metadata.extend({} for _ in range(len(self.displays) - len(self.metadata)))
+        self.displays.append(data)
+        self.metadata.append(metadata or {})
+
+    def metadata_of(self, index: int) -> dict[str, Any]:
+        return self.metadata[index] if index < len(self.metadata) else {}
 
 
 def is_magic_line(line: str) -> bool:
@@ -120,6 +142,7 @@ class Magic:
     usage: str
     summary: str
     run: Callable[["MagicContext", str], MagicOutput]
+    details: Callable[[], str] | None = None      # more lines for `-h`
 
 
 @dataclass
@@ -189,6 +212,104 @@ def _no_args(name: str, args: str) -> None:
         raise MagicError(f"%{name} takes no arguments\n{MAGICS[name].usage}")
 
 
+# ---------------------------------------------------------------- the stage views
+
+def _stage_target(ctx: MagicContext, target: str, magic: str) -> str:
+    """The target text (a global's name or an expression); by default the last user def."""
+    if target:
+        return target
+    for info in reversed(ctx.session.names()):
+        if info.kind in ("def", "let"):
+            return info.name
+    raise MagicError(f"%{magic} needs a def's name or an expression (no def yet)\n"
+                     f"{MAGICS[magic].usage}")
+
+
+def _compile_stages(ctx: MagicContext, target: str, magic: str,
+                    stop_after: str | None = None) -> tuple[str, list]:
+    target = _stage_target(ctx, target, magic)
+    # pad the text so that an error in EXPR points at this line of the cell
+    padded = "\n" * (ctx.line - 1) + target
+    return target, ctx.session.stages(padded, name=ctx.cell_name, stop_after=stop_after)
+
+
+def _stage_and_target(args: str, magic: str) -> tuple[str, str]:
+    """`STAGE [NAME|EXPR]`; the stage name is checked before anything is compiled."""
+    from ..passes.pipeline import LATER_STAGES, stage_names
+    stage, _, target = args.strip().partition(" ")
+    if not stage:
+        raise MagicError(f"%{magic} needs a stage name\n{MAGICS[magic].usage}")
+    known = ", ".join(stage_names())
+    if stage in LATER_STAGES:
+        raise NotImplementedError(f"the stage `{stage}` is not available yet: it arrives "
+                                  f"with its pass (stages now: {known})")
+    if stage not in stage_names():
+        raise MagicError(f"unknown stage `{stage}` (stages: {known})\n"
+                         f"{MAGICS[magic].usage}")
+    return stage, target.strip()
+
+
+def _title(target: str) -> str:
+    text = " ".join(target.split())
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+def _stages(ctx: MagicContext, args: str) -> MagicOutput:
+    from ..viz.widgets import stage_views, stages_bundle
+    target, stages = _compile_stages(ctx, args.strip(), "stages")
+    views = stage_views(stages, title=_title(target))
+    out = MagicOutput()
+    out.show(*stages_bundle(views))
+    return out
+
+
+def _show(ctx: MagicContext, args: str) -> MagicOutput:
+    from ..viz.widgets import stage_view
+    name, target = _stage_and_target(args, "show")
+    target, stages = _compile_stages(ctx, target, "show", stop_after=name)
+    index = [s.name for s in stages].index(name)
+    view = stage_view(stages, index, _title(target))
+    out = MagicOutput()
+    if not view.changed:
+        out.stdout.append(view.header[3:] + "\n")
+    meta = {"accel/dot": view.dot, "accel/stage": view.name}
+    if view.svg is None:          # no Graphviz: the text view, the listing and the hint
+        text = f"{view.text}\n{view.listing}({view.problem})\n"
+        out.show({"text/plain": text}, {"text/plain": meta})
+    else:
+        out.show({"image/svg+xml": view.svg, "text/plain": view.text}, {"image/svg+xml": meta})
+        out.show(_code_bundle(view.text + "\n" + view.listing))
+    return out
+
+
+def _code_bundle(text: str) -> dict[str, str]:
+    import html
+    return {"text/plain": text, "text/html": f"<pre>{html.escape(text)}</pre>"}
+
+
+def _step(ctx: MagicContext, args: str) -> MagicOutput:
+    from ..viz.widgets import StepFrames, step_bundle, typed_types
+    name, target = _stage_and_target(args, "step")
+    target, stages = _compile_stages(ctx, target, "step", stop_after=name)
+    index = [s.name for s in stages].index(name)
+    stage = stages[index]
+    if not stage.steps:
+        why = "it changed nothing" if not stage.changed else "it records no rewrite steps"
+        return MagicOutput(stdout=[f"stage {stage.name} of {_title(target)} has no steps "
+                                   f"to show: {why}\n"])
+    frames = StepFrames(stage, stages[index - 1] if index else None, typed_types(stages))
+    out = MagicOutput()
+    out.show(*step_bundle(frames))
+    return out
+
+
+def _stage_details() -> str:
+    from ..passes.pipeline import stage_names
+    return (f"    STAGE: {' '.join(stage_names())}\n"
+            "    NAME: a def or let of this session (default: the last one); or any EXPR\n"
+            "    nodes are numbered #id, the same in every stage and in the source listing\n")
+
+
 def _pending(feature: str) -> Callable[[MagicContext, str], MagicOutput]:
     def run(ctx: MagicContext, args: str) -> MagicOutput:
         raise NotImplementedError(feature)
@@ -202,14 +323,12 @@ MAGICS: dict[str, Magic] = {m.name: m for m in [
     Magic("target", "%target [interp|numpy|cpu|cuda]",
           "show the back end cells run on, or choose one", _target),
     Magic("time", "%time EXPR", "evaluate EXPR and show its value and check/run times", _time),
-    Magic("stages", "%stages [NAME|EXPR]", "all compilation stages as tabs",
-          _pending("%stages is not available yet: it arrives with the visible compilation "
-                   "stages")),
-    Magic("show", "%show STAGE [NAME|EXPR]", "one compilation stage as a graph",
-          _pending("%show is not available yet: it arrives with the visible compilation "
-                   "stages")),
-    Magic("step", "%step STAGE [NAME|EXPR]", "step through a pass one rewrite at a time",
-          _pending("%step is not available yet: it arrives with the rewrite log viewer")),
+    Magic("stages", "%stages [NAME|EXPR]",
+          "all stages of a def or EXPR, one tab each", _stages, _stage_details),
+    Magic("show", "%show STAGE [NAME|EXPR]",
+          "one stage drawn, e.g. %show regularity f", _show, _stage_details),
+    Magic("step", "%step STAGE [NAME|EXPR]",
+          "a slider over a stage's rewrite steps", _step, _stage_details),
     Magic("dashboard", "%dashboard", "live view of the scheduler and device memory",
           _pending("%dashboard is not available yet: it arrives with the runtime dashboard")),
     Magic("budget", "%budget SIZE", "set the device memory budget, e.g. %budget 2GB",
@@ -248,7 +367,8 @@ def run_magic(call: MagicCall, ctx: MagicContext) -> MagicOutput:
         known = ", ".join(m.usage.split()[0] for m in MAGICS.values())
         raise MagicError(f"unknown meta-command {prefix}{call.name}; known: {known}")
     if _wants_help(call.args):
-        return MagicOutput(stdout=[f"{magic.usage}\n    {magic.summary}\n"])
+        more = magic.details() if magic.details is not None else ""
+        return MagicOutput(stdout=[f"{magic.usage}\n    {magic.summary}\n{more}"])
     args = call.body if call.cell else call.args
     return magic.run(ctx, args)
 

@@ -280,3 +280,80 @@ def _let_chain(body: ast.Expr, indent: str) -> str:
 def print_program(program: ast.Program) -> str:
     """All top-level forms, each starting in column 1, one after another."""
     return "\n".join(print_form(f) for f in program.forms) + ("\n" if program.forms else "")
+
+
+# ---------------------------------------------------------------- line breaking for views
+
+_BREAK_BEFORE = {"(", "\\", "let", "if", "then", "else", "loop", "do"}
+
+
+def print_form_wrapped(form: ast.TopForm, width: int = 88) -> str:
+    """`print_form`, with lines longer than `width` broken before an argument, a lambda or a
+    keyword and continued, indented by their bracket depth (the layout rule reads an indented
+    line as a continuation). Falls back to the unbroken text if the broken one would not parse
+    back to the same form."""
+    from .parser import parse_program
+    from .source import Source
+    text = print_form(form)
+    lines = [_wrap_line(line, width) for line in text.split("\n")]
+    wrapped = "\n".join(lines)
+    if wrapped == text:
+        return text
+    try:
+        same = parse_program(Source("wrapped", wrapped)).forms == (form,)
+    except Exception:        # a parse failure here means only: keep the unbroken text
+        same = False
+    return wrapped if same else text
+
+
+def _wrap_line(line: str, width: int) -> str:
+    from .lexer import tokenize
+    from .source import Source
+    if len(line) <= width:
+        return line
+    indent = len(line) - len(line.lstrip(" "))
+    tokens = tokenize(Source("line", line))[:-1]
+    depth = 0
+    open_lets: list[int] = []     # offsets of `let`s whose `in` has not come yet
+    # (offset, bracket depth, offset of the innermost open `let`): where a break may go. A
+    # line inside a `let`'s binding must start right of that `let` (the layout rule).
+    candidates: list[tuple[int, int, int | None]] = []
+    for k, token in enumerate(tokens):
+        after = tokens[k - 1] if k > 0 else None
+        keyword = token.kind == "keyword"
+        if keyword and token.text == "in" and open_lets:
+            open_lets.pop()
+        if after is not None and (after.sym(",") or (
+                token.text in _BREAK_BEFORE and not after.sym("(", "[", "]", "\\", ":", "="))):
+            candidates.append((token.span.start, depth, open_lets[-1] if open_lets else None))
+        if keyword and token.text == "let":
+            open_lets.append(token.span.start)
+        if token.sym("(", "["):
+            depth += 1
+        elif token.sym(")", "]"):
+            depth -= 1
+    out: list[str] = []
+    segments: list[tuple[int, int]] = []          # (offset where an output line starts, pad)
+    start, pad = indent, indent
+    while True:
+        segments.append((start, pad))
+        rest = line[start:]
+        if pad + len(rest) <= width:
+            out.append(" " * pad + rest)
+            break
+        limit = start + width - pad
+        fits = [c for c in candidates if start < c[0] <= limit]
+        # the shallowest break that fits (the last of those): arguments of the outer call
+        # go on their own lines before inner ones do
+        cut = (max(fits, key=lambda c: (-c[1], c[0])) if fits
+               else next((c for c in candidates if c[0] > start), None))
+        if cut is None:
+            out.append(" " * pad + rest)
+            break
+        out.append(" " * pad + line[start:cut[0]].rstrip())
+        new_pad = indent + 2 + 2 * min(cut[1], 8)
+        if cut[2] is not None:
+            seg_start, seg_pad = max(seg for seg in segments if seg[0] <= cut[2])
+            new_pad = max(new_pad, seg_pad + (cut[2] - seg_start) + 2)
+        start, pad = cut[0], new_pad
+    return "\n".join(out)

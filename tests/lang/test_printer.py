@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from accel_kernel.lang import ast
 from accel_kernel.lang.parser import BINARY_LEVELS, parse_expr, parse_program, parse_type
-from accel_kernel.lang.printer import print_expr, print_pattern, print_program, print_type
+from accel_kernel.lang.printer import (print_expr, print_form, print_pattern, print_program,
+                                        print_type)
 from accel_kernel.lang.source import Source
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -257,3 +258,21 @@ def test_random_patterns_round_trip(p):
 def test_random_programs_round_trip(p):
     printed = print_program(p)
     assert program(printed) == p, printed
+
+
+def test_long_forms_are_wrapped_and_still_parse_back():
+    from accel_kernel.lang.printer import print_form_wrapped
+    text = ("def triples (n: i64) : [](i64, i64, i64) = map (\\((x, y), z) -> (x, y, z)) "
+            "(filter (\\((x, y), z) -> x * x + y * y == z * z) (expand (\\(x, y) -> "
+            "max 0 (x + y - y)) (\\(x, y) i -> ((x, y), y + i)) (expand (\\x -> max 0 (n - x)) "
+            "(\\x i -> (x, x + i)) (map (\\i -> 1 + i) (iota (max 0 (n - 1)))))))\n"
+            "def escape (cr: f64) : i64 =\n"
+            "  let r = loop (x, i) = (0.0, 0) while i < 50 && x * x <= 4.0 do "
+            "(x * x + cr, i + 1) + (0.0, 0) + (0.0, 0) + (0.0, 0)\n"
+            "  r.1\n")
+    forms = parse_program(Source("t", text)).forms
+    for form in forms:
+        wrapped = print_form_wrapped(form, width=60)
+        assert max(len(line) for line in wrapped.splitlines()) <= 60
+        assert parse_program(Source("w", wrapped)).forms == (form,)
+    assert print_form_wrapped(forms[0], width=1000) == print_form(forms[0])

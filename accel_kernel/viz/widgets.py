@@ -1,0 +1,248 @@
+"""Notebook views of the stages: `%stages` (a tab per stage) and `%step` (a slider over a
+stage's rewrite log). ipywidgets is imported only when a widget is built.
+
+Each view is one mime bundle, sent by the kernel as one `display_data`:
+
+- `application/vnd.jupyter.widget-view+json`: the live widget (its comm is opened when the
+  widget is built, through the comm manager the kernel registered);
+- `text/html`: a static copy (the SVGs inline, the text views in `<pre>`), which nbconvert and
+  GitHub show when the notebook was saved without widget state;
+- `text/plain`: the text views.
+
+The metadata carries the DOT of every drawing: `{"accel/dot": {STAGE: DOT, ...}}` (for `%step`,
+the stage's DOT with all its changed nodes highlighted).
+"""
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from ..lang import types as T
+from ..passes.pipeline import Stage, Step
+from .graphs import node_ids, stage_dot
+from .render import HINT, RenderError, render_svg
+from .text import source_listing, stage_header, stage_text
+
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+_CSS = ("<style>.accel-stage pre{font-size:12px;line-height:1.3;margin:4px 0}"
+        ".accel-stage .accel-note{color:#555;font-style:italic;margin:4px 0}"
+        ".accel-graph{overflow-x:auto;max-width:100%}"
+        ".accel-steps td{font-family:monospace;font-size:12px;padding:1px 6px;"
+        "text-align:left;vertical-align:top}</style>")
+
+
+@dataclass(frozen=True)
+class StageView:
+    """One stage ready to show: its drawing (or why there is none) and its text."""
+    name: str
+    header: str
+    changed: bool
+    previous: str | None
+    dot: str
+    svg: str | None
+    problem: str          # the hint or the render error when svg is None
+    text: str
+    listing: str
+
+
+def typed_types(stages: Sequence[Stage]) -> dict[int, T.Type]:
+    """The types of the first stage that has them (drawn on the `parse` stage too)."""
+    for stage in stages:
+        if stage.types:
+            return dict(stage.types)
+    return {}
+
+
+def stage_views(stages: Sequence[Stage], title: str = "") -> list[StageView]:
+    """Every stage, drawn; a stage that changed nothing is not drawn again."""
+    return [stage_view(stages, index, title, draw=stage.changed)
+            for index, stage in enumerate(stages)]
+
+
+def stage_view(stages: Sequence[Stage], index: int, title: str = "",
+               draw: bool = True) -> StageView:
+    """Stage `index` of a pipeline's stages (the others give its predecessor's name and the
+    types the `parse` stage is drawn with)."""
+    stage = stages[index]
+    types = typed_types(stages)
+    previous = stages[index - 1].name if index else None
+    label = f"stage {stage.name}" + (f" · {title}" if title else "")
+    dot = stage_dot(stage, types=types, previous=previous, title=label)
+    svg, problem = try_render(dot) if draw else (None, "")
+    return StageView(stage.name, stage_header(stage, previous), stage.changed, previous, dot,
+                     svg, problem, stage_text(stage, previous),
+                     source_listing(stage, node_ids(stage, types)))
+
+
+def try_render(dot: str) -> tuple[str | None, str]:
+    try:
+        svg = render_svg(dot)
+    except RenderError as err:
+        return None, str(err)
+    return svg, "" if svg is not None else HINT
+
+
+# ---------------------------------------------------------------- HTML pieces
+
+def _e(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+def graph_html(svg: str | None, problem: str) -> str:
+    if svg is None:
+        return f'<div class="accel-note">({_e(problem)})</div>' if problem else ""
+    return f'<div class="accel-graph">{svg}</div>'
+
+
+def view_html(view: StageView, with_listing: bool = True) -> str:
+    if not view.changed:
+        return (f'<div class="accel-stage"><div class="accel-note">{_e(view.header[3:])}: '
+                f"the drawing and the program are those of `{_e(view.previous or '')}`"
+                "</div></div>")
+    parts = ['<div class="accel-stage">', graph_html(view.svg, view.problem),
+             f"<pre>{_e(view.text)}</pre>"]
+    if with_listing:
+        parts.append(f"<details><summary>source lines and node ids</summary>"
+                     f"<pre>{_e(view.listing)}</pre></details>")
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def stages_html(views: Sequence[StageView]) -> str:
+    """The static copy of `%stages`: every stage one after the other."""
+    parts = [_CSS]
+    for view in views:
+        parts.append(f"<h4>{_e(view.name)}</h4>")
+        parts.append(view_html(view, with_listing=view is views[-1]))
+    return "".join(parts)
+
+
+def stages_text(views: Sequence[StageView]) -> str:
+    return "\n".join(view.text for view in views) + "\n" + (views[-1].listing if views else "")
+
+
+# ---------------------------------------------------------------- %stages
+
+def stages_bundle(views: Sequence[StageView]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A Tab with one tab per stage (drawing and text), plus its static copy."""
+    import ipywidgets as widgets
+    children = [widgets.HTML(_CSS + view_html(view)) for view in views]
+    tab = widgets.Tab(children=children)
+    tab.titles = tuple(view.name if view.changed else f"{view.name} (=)" for view in views)
+    changed = [i for i, view in enumerate(views) if view.changed]
+    tab.selected_index = changed[-1] if changed else 0
+    data = dict(tab._repr_mimebundle_())
+    data["text/html"] = stages_html(views)
+    data["text/plain"] = stages_text(views)
+    return data, {"accel/dot": {view.name: view.dot for view in views}}
+
+
+# ---------------------------------------------------------------- %step
+
+@dataclass(frozen=True)
+class StepFrames:
+    """The two drawings of step `k` (1-based) of a stage: before and after it."""
+    stage: Stage
+    previous: Stage | None
+    types: dict[int, T.Type]
+
+    @property
+    def analysis(self) -> bool:
+        return self.stage.name in self.stage.facts
+
+    def touched(self, step: Step) -> set[int]:
+        return set(step.changed) or {step.node}
+
+    def known(self, k: int) -> set[int]:
+        """The nodes whose facts the analysis had found after its first k steps."""
+        ids: set[int] = set()
+        for step in self.stage.steps[:k]:
+            ids |= self.touched(step) | {step.node}
+        return ids
+
+    def dot(self, k: int, side: str) -> str:
+        step = self.stage.steps[k - 1]
+        name = self.stage.name
+        title = f"{name} step {k}/{len(self.stage.steps)}: {step.rule} ({side})"
+        if self.analysis:
+            known = self.known(k - 1 if side == "before" else k)
+            return stage_dot(self.stage, highlight=self.touched(step), known=known,
+                             types=self.types, title=title)
+        if side == "before":
+            base = self.previous or self.stage
+            return stage_dot(base, highlight={step.node}, types=self.types, title=title)
+        return stage_dot(self.stage, highlight=self.touched(step), types=self.types,
+                         title=title)
+
+    def summary_dot(self) -> str:
+        ids: set[int] = set()
+        for step in self.stage.steps:
+            ids |= self.touched(step)
+        return stage_dot(self.stage, highlight=ids, types=self.types,
+                         title=f"{self.stage.name}: every node its steps changed")
+
+
+def step_text(step: Step, k: int, total: int) -> str:
+    where = f" at {step.span.location()}" if step.span is not None else ""
+    lines = [f"step {k}/{total}: {step.rule} on #{step.node}{where}",
+             f"  before: {step.before}", f"  after:  {step.after}"]
+    if step.changed:
+        lines.append("  changed: " + " ".join(f"#{i}" for i in step.changed))
+    if step.note:
+        lines.append(f"  note: {step.note}")
+    return "\n".join(lines)
+
+
+def steps_html(stage: Stage) -> str:
+    rows = []
+    for k, step in enumerate(stage.steps, start=1):
+        where = step.span.location() if step.span is not None else ""
+        rows.append(f"<tr><td>{k}</td><td>{_e(step.rule)}</td><td>#{step.node}</td>"
+                    f"<td>{_e(where)}</td><td>{_e(step.before)}</td><td>→</td>"
+                    f"<td>{_e(step.after)}</td><td>{_e(step.note)}</td></tr>")
+    return ('<table class="accel-steps"><tr><td>#</td><td>rule</td><td>node</td>'
+            "<td>where</td><td>before</td><td></td><td>after</td><td>note</td></tr>"
+            + "".join(rows) + "</table>")
+
+
+def step_bundle(frames: StepFrames,
+                render: Callable[[str], tuple[str | None, str]] = try_render,
+                ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A slider over the rewrite log: the step's rule and text, and the drawing before or
+    after it with the nodes it touched highlighted; plus a static copy (the table of steps
+    and the stage's drawing with every changed node highlighted)."""
+    import ipywidgets as widgets
+    steps = frames.stage.steps
+    total = len(steps)
+    slider = widgets.IntSlider(value=1, min=1, max=total, description="step",
+                               continuous_update=False,
+                               layout=widgets.Layout(width="60%"))
+    play = widgets.Play(value=1, min=1, max=total, interval=1500, description="play")
+    widgets.jslink((play, "value"), (slider, "value"))
+    side = widgets.ToggleButtons(options=["before", "after"], value="after",
+                                 tooltips=["the program before this step",
+                                           "the program after it, changed nodes in magenta"])
+    info = widgets.HTML()
+    graph = widgets.HTML()
+
+    def show(_: Any = None) -> None:
+        k = slider.value
+        info.value = f"<pre>{_e(step_text(steps[k - 1], k, total))}</pre>"
+        svg, problem = render(frames.dot(k, side.value))
+        graph.value = _CSS + graph_html(svg, problem)
+
+    slider.observe(show, names="value")
+    side.observe(show, names="value")
+    show()
+    box = widgets.VBox([widgets.HBox([play, slider]), side, info, graph])
+
+    summary = frames.summary_dot()
+    svg, problem = render(summary)
+    data = dict(box._repr_mimebundle_())
+    data["text/html"] = (_CSS + f"<h4>{_e(frames.stage.name)}: {total} steps</h4>"
+                         + steps_html(frames.stage) + graph_html(svg, problem))
+    data["text/plain"] = "\n".join(step_text(s, k, total)
+                                   for k, s in enumerate(steps, start=1)) + "\n"
+    return data, {"accel/dot": {frames.stage.name: summary}}

