@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from . import targets
@@ -106,7 +107,7 @@ def _print_stages(stages, fmt: str) -> int:
     from .viz.graphs import stage_dot
     from .viz.json_view import stage_json
     from .viz.render import render_svg
-    from .viz.text import stage_text
+    from .viz.text import source_listing, stage_text
     if fmt == "json":
         out = [stage_json(s) for s in stages]
         print(json.dumps(out[0] if len(out) == 1 else out, indent=1))
@@ -121,6 +122,10 @@ def _print_stages(stages, fmt: str) -> int:
             return 2
         print(svg)
     else:
+        if len(stages) > 1:      # the source with the ids of its nodes, to follow them
+            print("== source ==")
+            print(source_listing(stages[0]).rstrip("\n"))
+            print()
         for s in stages:
             if len(stages) > 1:
                 print(f"== {s.name} ==")
@@ -138,6 +143,14 @@ def _kernel(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:       # `accel stages F | head`: the reader left, nothing is wrong
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "run":
         return _run(args)
