@@ -1,0 +1,389 @@
+"""The `numpy` target: runs a flat program (`ir/flat.py`) with whole-array numpy operations.
+
+    execute(program, globals, counters=None, trace=False, cancel=None) -> FlatCellValues
+    call(form, args, globals, counters=None, cancel=None) -> value
+
+Forms run in order, as the interpreter's `run_forms`: a "let" form binds its names (later
+forms see them), an "expr" form gives a result, a "def" form is kept for `call` (the flatten
+pass inlines calls, so nothing inside the program calls it). Values are the flat values of
+`values.py`; `FlatCellValues.interp_results(types)` converts results for comparison with
+the interpreter.
+
+Each statement runs as a handful of numpy calls over all its elements: no Python loop over
+elements or segments (the only loops are the IR's own `Loop`, and the log-depth rounds of a
+tree reduction or scan). Errors are accel errors at the statement's span (or at the scalar
+code node that failed); numpy warnings are silenced, as float arithmetic is IEEE.
+"""
+from __future__ import annotations
+
+from collections import ChainMap
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from ...ir import flat as F
+from ...lang import types as T
+from ...lang.errors import (AccelError, AccelIndexError, DivisionByZero, Interrupted,
+                           SizeError)
+from ...runtime.cancel import CancelToken
+from . import library as lib
+from .costs import Counters, count, lib_cost, log_depth
+from .rows import (align, as_segs, check_indices, check_lengths, coerce, first_leaf,
+                   gather_rows, length, mask_rows, replicate, row, segment_ids, segment_iota,
+                   size_error_name, sizes_of, sizes_to_offsets, tmap)
+from .scalar_code import LaneEvaluator
+from .operators import Operator
+from .segmented import (innermost, reduce_inner, scan_inner, seg_filter, seg_reduce,
+                        seg_scan)
+from .values import FlatValue, Segs, from_flat, make_scalar, to_flat
+
+ERRORS: dict[str, type[AccelError]] = {
+    "IndexError": AccelIndexError, "SizeError": SizeError, "DivisionByZero": DivisionByZero}
+
+
+@dataclass
+class FlatCellValues:
+    """What running a flat program gives (flat values): global bindings, results, defs."""
+    bindings: dict[str, FlatValue] = field(default_factory=dict)
+    results: list[FlatValue] = field(default_factory=list)
+    defs: dict[str, F.FlatForm] = field(default_factory=dict)
+    counters: Counters = field(default_factory=Counters)
+
+    def interp_results(self, types: list[T.Type | F.Rep]) -> list[Any]:
+        return [from_flat(v, t) for v, t in zip(self.results, types)]
+
+    def interp_bindings(self, types: Mapping[str, T.Type | F.Rep]) -> dict[str, Any]:
+        return {name: from_flat(v, types[name]) for name, v in self.bindings.items()}
+
+
+def execute(program: F.FlatProgram, globals: Mapping[str, FlatValue],
+            counters: Counters | None = None, trace: bool = False,
+            cancel: CancelToken | None = None) -> FlatCellValues:
+    counters = counters if counters is not None else Counters()
+    if trace and counters.trace is None:
+        counters.trace = []
+    out = FlatCellValues(counters=counters)
+    runner = Executor(ChainMap(out.bindings, dict(globals)), counters, cancel)
+    with np.errstate(all="ignore"):
+        for form in program.forms:
+            if form.kind == "def":
+                out.defs[form.names[0]] = form
+                continue
+            values = runner.block(form.body, {})
+            if form.kind == "let":
+                out.bindings.update(zip(form.names, values))
+            else:
+                out.results.append(values[0] if len(values) == 1 else tuple(values))
+    return out
+
+
+def call(form: F.FlatForm, args: list[FlatValue], globals: Mapping[str, FlatValue],
+         counters: Counters | None = None, cancel: CancelToken | None = None) -> FlatValue:
+    """Run a "def" form on flat arguments (one per parameter)."""
+    runner = Executor(ChainMap(dict(globals)), counters or Counters(), cancel)
+    scope = {p.name: coerce(a, p.rep) for p, a in zip(form.params, args)}
+    with np.errstate(all="ignore"):
+        values = runner.block(form.body, scope)
+    return values[0] if len(values) == 1 else tuple(values)
+
+
+class Executor:
+    def __init__(self, globals: Mapping[str, FlatValue], counters: Counters,
+                 cancel: CancelToken | None):
+        self.globals = globals
+        self.counters = counters
+        self.cancel = cancel
+        self.env: ChainMap = ChainMap({}, globals)  # type: ignore[arg-type]
+        self._ops: dict[type, Callable[[F.Stmt, Any], Any]] = {
+            cls: getattr(self, "_" + cls.__name__.lower()) for cls in F.Op.__args__}
+
+    # ------------------------------------------------------------------ blocks
+
+    def block(self, block: F.Block, scope: dict) -> list[FlatValue]:
+        saved = self.env
+        self.env = saved.new_child(scope)
+        try:
+            for stmt in block.stmts:
+                self._tick(stmt)
+                value = self._ops[type(stmt.op)](stmt, stmt.op)
+                self._bind(stmt, value)
+            return [self.atom(a) for a in block.result]
+        finally:
+            self.env = saved
+
+    def _tick(self, stmt: F.Stmt | None) -> None:
+        if self.cancel is not None and self.cancel.is_set():
+            raise Interrupted("evaluation interrupted", stmt.span if stmt else None)
+
+    def _bind(self, stmt: F.Stmt, value: Any) -> None:
+        try:
+            bound = self._bind_targets(stmt, value)
+        except ValueError as err:      # a rep mismatch: name the statement for the compiler
+            names = ", ".join(t.name for t in stmt.targets)
+            raise ValueError(f"{type(stmt.op).__name__} binding {names}: {err}") from err
+        self.counters.record(stmt, bound)
+
+    def _bind_targets(self, stmt: F.Stmt, value: Any) -> Any:
+        """Bind the targets; gives the value bound (a tuple for several targets)."""
+        targets = stmt.targets
+        if not targets:
+            return ()
+        if len(targets) == 1:
+            target = targets[0]
+            if (isinstance(target.rep, F.Segmented) and isinstance(value, tuple)
+                    and len(value) == 2 and isinstance(stmt.op, (F.SegFilter, F.SegLibrary))):
+                value = Segs(*value)
+            value = coerce(value, target.rep)
+            self.env[target.name] = value
+            return value
+        value = tuple(coerce(v, t.rep) for v, t in zip(value, targets))
+        for target, part in zip(targets, value):
+            self.env[target.name] = part
+        return value
+
+    def atom(self, atom: F.Atom) -> FlatValue:
+        if isinstance(atom, F.Const):
+            return make_scalar(atom.elem, atom.value)
+        return self.env[atom.name]
+
+    def _cost(self, stmt: F.Stmt, work: int, depth: int) -> None:
+        self.counters.add(stmt, int(work), int(depth))
+
+    # ------------------------------------------------------------------ scalar code
+
+    def evaluator(self, fn: F.ScalarFn) -> LaneEvaluator:
+        free = {v.name: self.atom(v) for v in fn.free}
+        return LaneEvaluator(free, self.env, tick=lambda: self._tick(None))
+
+    def operator(self, fn: F.ScalarFn) -> Operator:
+        return Operator(fn, self.evaluator(fn))
+
+    def apply(self, fn: F.ScalarFn, args: list, n: int) -> Any:
+        """`fn` over the rows of `args` (rank-1 arrays or tuples of them)."""
+        return self.evaluator(fn).apply(fn, list(args), n)
+
+    def _scalar(self, stmt: F.Stmt, op: F.Scalar) -> Any:
+        ev = self.evaluator(op.fn)
+        out = ev.apply(op.fn, [], 1)
+        self._cost(stmt, 1 + ev.work, 1 + ev.steps)
+        return tmap(lambda x: x[0], out)
+
+    def _map(self, stmt: F.Stmt, op: F.Map) -> Any:
+        args = [self.atom(a) for a in op.args]
+        lanes, n, rebuild = align(args, stmt.span)
+        ev = self.evaluator(op.fn)
+        out = ev.apply(op.fn, lanes, n)
+        self._cost(stmt, n + ev.work, 1 + ev.steps)
+        return rebuild(out)
+
+    # ------------------------------------------------------------------ constructors
+
+    def _literal(self, stmt: F.Stmt, op: F.Literal) -> Any:
+        value = to_flat(op.value, op.rep)
+        self._cost(stmt, count(value), 1)
+        return value
+
+    def _iota(self, stmt: F.Stmt, op: F.Iota) -> Any:
+        n = self.atom(op.n)
+        if int(n) < 0:
+            raise SizeError(f"iota: negative size {int(n)}", stmt.span)
+        self._cost(stmt, int(n), 1)
+        return np.arange(int(n), dtype=np.asarray(n).dtype)
+
+    def _replicate(self, stmt: F.Stmt, op: F.Replicate) -> Any:
+        n, x = self.atom(op.n), self.atom(op.x)
+        if int(n) < 0:
+            raise SizeError(f"replicate: negative size {int(n)}", stmt.span)
+        self._cost(stmt, int(n) * count(x), 1)
+        return replicate(x, int(n))
+
+    # ------------------------------------------------------------------ reductions and scans
+
+    def _reduce(self, stmt: F.Stmt, op: F.Reduce) -> Any:
+        arr, operator = self.atom(op.arr), self.operator(op.op)
+        ne = self.atom(op.ne)
+        out = innermost(lambda a: reduce_inner(operator, ne, a),
+                        lambda o, x: seg_reduce(operator, ne, o, x), arr)
+        self._cost(stmt, count(arr) + operator.evaluator.work,
+                   log_depth(count(arr)) + operator.evaluator.steps)
+        return out
+
+    def _scan(self, stmt: F.Stmt, op: F.Scan) -> Any:
+        arr, operator = self.atom(op.arr), self.operator(op.op)
+        ne = self.atom(op.ne)
+        out = innermost(lambda a: scan_inner(operator, ne, a),
+                        lambda o, x: tmap(lambda v: Segs(o, v), seg_scan(operator, ne, o, x)),
+                        arr)
+        self._cost(stmt, count(arr) + operator.evaluator.work,
+                   log_depth(count(arr)) + operator.evaluator.steps)
+        return out
+
+    def _segreduce(self, stmt: F.Stmt, op: F.SegReduce) -> Any:
+        offsets, values = self.atom(op.offsets), self.atom(op.values)
+        operator = self.operator(op.op)
+        out = seg_reduce(operator, self.atom(op.ne), offsets, values)
+        n = count(values)
+        self._cost(stmt, n + len(offsets) - 1 + operator.evaluator.work,
+                   log_depth(n) + operator.evaluator.steps)
+        return out
+
+    def _segscan(self, stmt: F.Stmt, op: F.SegScan) -> Any:
+        offsets, values = self.atom(op.offsets), self.atom(op.values)
+        operator = self.operator(op.op)
+        out = seg_scan(operator, self.atom(op.ne), offsets, values)
+        n = count(values)
+        self._cost(stmt, n + operator.evaluator.work, log_depth(n) + operator.evaluator.steps)
+        return out
+
+    def _filter(self, stmt: F.Stmt, op: F.Filter) -> Any:
+        keep, arr = self.atom(op.keep), self.atom(op.arr)
+        check_lengths("filter", [len(keep), length(arr)], stmt.span)
+        self._cost(stmt, len(keep), log_depth(len(keep)))
+        return mask_rows(arr, keep)
+
+    def _segfilter(self, stmt: F.Stmt, op: F.SegFilter) -> Any:
+        keep, offsets = self.atom(op.keep), self.atom(op.offsets)
+        self._cost(stmt, len(keep) + len(offsets) - 1, log_depth(len(keep)))
+        return seg_filter(keep, offsets, self.atom(op.values))
+
+    # ------------------------------------------------------------------ segment descriptors
+
+    def _sizestooffsets(self, stmt: F.Stmt, op: F.SizesToOffsets) -> Any:
+        sizes = self.atom(op.sizes)
+        negative = np.flatnonzero(sizes < 0)
+        if len(negative):
+            name, first = size_error_name(stmt.span), int(sizes[negative[0]])
+            raise SizeError(f"{name}: negative size {first}", stmt.span)
+        self._cost(stmt, len(sizes), log_depth(len(sizes)))
+        return sizes_to_offsets(sizes)
+
+    def _lengths(self, stmt: F.Stmt, op: F.Lengths) -> Any:
+        offsets = self.atom(op.offsets)
+        self._cost(stmt, len(offsets) - 1, 1)
+        return sizes_of(offsets)
+
+    def _segmentids(self, stmt: F.Stmt, op: F.SegmentIds) -> Any:
+        offsets = self.atom(op.offsets)
+        self._cost(stmt, int(offsets[-1]) + len(offsets) - 1, log_depth(int(offsets[-1])))
+        return segment_ids(offsets)
+
+    def _segmentiota(self, stmt: F.Stmt, op: F.SegmentIota) -> Any:
+        offsets = self.atom(op.offsets)
+        self._cost(stmt, int(offsets[-1]) + len(offsets) - 1, log_depth(int(offsets[-1])))
+        return segment_iota(offsets)
+
+    # ------------------------------------------------------------------ indexing
+
+    def _gather(self, stmt: F.Stmt, op: F.Gather) -> Any:
+        arr, indices = self.atom(op.arr), self.atom(op.indices)
+        check_indices(indices, length(arr), stmt.span)
+        out = gather_rows(arr, indices)
+        self._cost(stmt, count(out), 1)
+        return out
+
+    def _seggather(self, stmt: F.Stmt, op: F.SegGather) -> Any:
+        offsets, values = self.atom(op.offsets), self.atom(op.values)
+        segments, indices = self.atom(op.segments), self.atom(op.indices)
+        check_indices(indices, sizes_of(offsets)[segments], stmt.span)
+        out = gather_rows(values, offsets[:-1][segments] + indices)
+        self._cost(stmt, count(out), 1)
+        return out
+
+    def _index(self, stmt: F.Stmt, op: F.Index) -> Any:
+        arr, i = self.atom(op.arr), self.atom(op.index)
+        check_indices(np.asarray(i), length(arr), stmt.span)
+        out = row(arr, int(i))
+        self._cost(stmt, count(out), 1)
+        return out
+
+    def _length(self, stmt: F.Stmt, op: F.Length) -> Any:
+        self._cost(stmt, 1, 1)
+        return np.int64(length(self.atom(op.arr)))
+
+    # ------------------------------------------------------------------ views
+
+    def _rebuild(self, stmt: F.Stmt, op: F.Rebuild) -> Any:
+        self._cost(stmt, 1, 0)
+        offsets = self.atom(op.offsets)
+        return tmap(lambda v: Segs(offsets, v), self.atom(op.values))
+
+    def _offsets(self, stmt: F.Stmt, op: F.Offsets) -> Any:
+        self._cost(stmt, 1, 0)
+        return as_segs(first_leaf(self.atom(op.arr))).offsets
+
+    def _values(self, stmt: F.Stmt, op: F.Values) -> Any:
+        self._cost(stmt, 1, 0)
+        return tmap(lambda a: as_segs(a).values, self.atom(op.arr))
+
+    def _reshape(self, stmt: F.Stmt, op: F.Reshape) -> Any:
+        rows = int(self.atom(op.rows))
+        self._cost(stmt, 1, 0)
+
+        def split(a: np.ndarray) -> np.ndarray:
+            width = a.shape[0] // rows if rows else 0
+            return a.reshape((rows, width) + a.shape[1:])
+        return tmap(split, self.atom(op.arr))
+
+    def _maketuple(self, stmt: F.Stmt, op: F.MakeTuple) -> Any:
+        self._cost(stmt, 0, 0)
+        return tuple(self.atom(p) for p in op.parts)
+
+    def _project(self, stmt: F.Stmt, op: F.Project) -> Any:
+        self._cost(stmt, 0, 0)
+        return self.atom(op.tup)[op.index]
+
+    # ------------------------------------------------------------------ library
+
+    def _library(self, stmt: F.Stmt, op: F.Library) -> Any:
+        args = [self.atom(a) for a in op.args]
+        out = lib.library(self, op.name, args, op.fns, stmt.span)
+        work, depth = lib_cost(op.name, sum(count(a) for a in args), count(out))
+        self._cost(stmt, work, depth)
+        return out
+
+    def _seglibrary(self, stmt: F.Stmt, op: F.SegLibrary) -> Any:
+        offsets, values = self.atom(op.offsets), self.atom(op.values)
+        args = [self.atom(a) for a in op.args]
+        out = lib.seg_library(self, op.name, offsets, values, args, op.fns, stmt.span)
+        work, depth = lib_cost(op.name, count(values) + len(offsets) - 1, count(out))
+        self._cost(stmt, work, depth)
+        return out
+
+    # ------------------------------------------------------------------ control
+
+    def _if(self, stmt: F.Stmt, op: F.If) -> Any:
+        self._cost(stmt, 1, 1)
+        values = self.block(op.then if self.atom(op.cond) else op.else_, {})
+        return values[0] if len(values) == 1 else tuple(values)
+
+    def _assert(self, stmt: F.Stmt, op: F.Assert) -> Any:
+        ok = self.atom(op.ok)
+        self._cost(stmt, count(ok), log_depth(count(ok)))
+        if not np.all(ok):
+            raise ERRORS[op.kind](op.message, stmt.span)
+        return ()
+
+    def _loop(self, stmt: F.Stmt, op: F.Loop) -> Any:
+        if op.bound is None and op.cond is None:
+            raise ValueError("a Loop needs a bound or a condition")
+        state = [coerce(self.atom(a), p.rep) for a, p in zip(op.init, op.params)]
+        bound = int(self.atom(op.bound)) if op.bound is not None else None
+        i = 0
+        while True:
+            self._tick(stmt)
+            scope = {p.name: v for p, v in zip(op.params, state)}
+            if bound is not None:
+                if i >= bound:
+                    break
+                if op.index is not None:
+                    scope[op.index.name] = make_scalar("i64", i)
+            elif op.cond is not None and not self.block(op.cond, scope)[0]:
+                break
+            self._cost(stmt, 1, 1)
+            state = [coerce(v, p.rep) for v, p in zip(self.block(op.body, scope), op.params)]
+            i += 1
+        return state[0] if len(state) == 1 else tuple(state)
+
+
+# ---------------------------------------------------------------- helpers
