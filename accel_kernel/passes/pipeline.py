@@ -1,7 +1,7 @@
 """The compiler pipeline: named stages, each a pure pass over the IR with a log of its rewrites.
 
 Stages, in order (DESIGN.md, "The pipeline"): `parse`, `typed`, `desugar`, `shape`,
-`regularity`; `flatten`, `fuse` and `codegen` come later. `parse` and `typed` are the front end
+`regularity`, `flatten`; `fuse` and `codegen` come later. `parse` and `typed` are the front end
 (`lang/`); the others are passes (`Pass`): a name and `run(program, ctx) -> PassOutput`.
 
 - A *transforming* pass (`desugar`) gives a new program. The runner type checks it again: that
@@ -10,6 +10,11 @@ Stages, in order (DESIGN.md, "The pipeline"): `parse`, `typed`, `desugar`, `shap
 - An *analysis* pass (`shape`, `regularity`) gives the program back unchanged plus `facts`: one
   fact per node id (a shape descriptor, a regularity triple). Facts accumulate: the
   `regularity` stage still knows every node's shape.
+- A pass that gives another IR (`flatten` gives a `FlatProgram`) cannot be type checked: it
+  verifies its own output (`verify(program) -> list[str]`, problems as text) and keeps the
+  types and facts of its input. When such a pass raises `NotImplementedError` (a construct it
+  does not handle yet), the pipeline ends before it unless that stage was asked for by name
+  (`stop_after`), in which case the error goes up.
 
 Every IR node keeps its source span and its id through all stages; a node a pass creates gets a
 fresh id from `PassContext.fresh_id`. Every rule application goes through `ctx.log.record`, so
@@ -30,7 +35,7 @@ from ..lang.typecheck import CheckResult, GlobalEnv, check_program
 from ..lang.types import Type
 
 FRONT_END = ("parse", "typed")
-LATER_STAGES = ("flatten", "fuse", "codegen")
+LATER_STAGES = ("fuse", "codegen")
 
 
 # ---------------------------------------------------------------- the rewrite log
@@ -127,7 +132,7 @@ class PassContext:
 
 @dataclass(frozen=True)
 class PassOutput:
-    program: ast.Program
+    program: Any                      # an ast.Program, or another IR (a FlatProgram)
     facts: Mapping[int, Any] = field(default_factory=dict)   # analyses only
 
 
@@ -153,7 +158,7 @@ class PassError(Exception):
 class Stage:
     """The IR after one stage, with everything the views need."""
     name: str
-    program: ast.Program
+    program: Any                                # ast.Program; FlatProgram from `flatten` on
     types: Mapping[int, Type]
     instantiations: Mapping[int, Mapping[str, Type]]
     facts: Mapping[str, Mapping[int, Any]]      # analysis name -> node id -> fact
@@ -162,7 +167,21 @@ class Stage:
     seconds: float
     source: ast.Program                         # the parsed program, for the source listing
 
-    def nodes(self) -> Iterator[ast.Node]:
+    def nodes(self) -> Iterator[Any]:
+        """The IR nodes: AST nodes, or for a flat program its statements (each has an `id`
+        and a `span`)."""
+        if not isinstance(self.program, ast.Program):
+            from ..ir.flat import If, Loop
+            pending = [form.body for form in self.program.forms]
+            while pending:
+                block = pending.pop(0)
+                for stmt in block.stmts:
+                    yield stmt
+                    if isinstance(stmt.op, If):
+                        pending += [stmt.op.then, stmt.op.else_]
+                    elif isinstance(stmt.op, Loop):
+                        pending += [b for b in (stmt.op.cond, stmt.op.body) if b is not None]
+            return
         for form in self.program.forms:
             yield from ast.walk(form)
 
@@ -170,13 +189,14 @@ class Stage:
 def default_passes() -> list[Pass]:
     """The passes after the front end, in order: the pipeline is this literal list."""
     from .desugar import DESUGAR
+    from .flatten import FLATTEN
     from .regularity import REGULARITY
     from .shape import SHAPE
-    return [DESUGAR, SHAPE, REGULARITY]
+    return [DESUGAR, SHAPE, REGULARITY, FLATTEN]
 
 
 def stage_names() -> tuple[str, ...]:
-    return FRONT_END + ("desugar", "shape", "regularity")
+    return FRONT_END + ("desugar", "shape", "regularity", "flatten")
 
 
 def _analysis_changed(facts: Mapping[int, Any]) -> bool:
@@ -203,8 +223,20 @@ def run_pipeline(program: ast.Program, checked: CheckResult, env: GlobalEnv,
         ctx = PassContext(stage=p.name, ids=ids, log=RewriteLog(p.name), env=env,
                           types=current.types, instantiations=current.instantiations,
                           definitions=definitions, facts=current.facts, options=options)
-        out = p.run(current.program, ctx)
-        if p.transforms:
+        try:
+            out = p.run(current.program, ctx)
+        except NotImplementedError:
+            if stop_after == p.name:
+                raise
+            break                     # this program needs what the pass does not build yet
+        if p.transforms and not isinstance(out.program, ast.Program):
+            problems = p.verify(out.program) if hasattr(p, "verify") else []
+            if problems:
+                raise PassError(p.name, "; ".join(problems[:5]))
+            types, instantiations = current.types, current.instantiations
+            facts = dict(current.facts)
+            changed = True
+        elif p.transforms:
             types, instantiations = _verify(p.name, out.program, env)
             facts = dict(current.facts)
             changed = out.program != current.program or bool(ctx.log.steps)

@@ -481,6 +481,10 @@ def stage_dot(stage: Stage, *, highlight: Iterable[int] = (), known: set[int] | 
               previous: str | None = None) -> str:
     """The DOT text of a stage. `types` stands in for the stage's own when it has none (the
     `parse` stage, drawn with the types of `typed` so that both have the same nodes)."""
+    if not isinstance(stage.program, ast.Program):      # a flat program (`flatten` on)
+        from .flat_views import flat_dot
+        return flat_dot(stage, highlight=highlight, title=title,
+                        previous=previous if previous is not None else _previous(stage.name))
     use_types = stage.types or types or {}
     builder = _Builder(use_types)
     builder.forms(stage.program.forms)
@@ -590,6 +594,9 @@ def _graph_label(stage: Stage, colouring: Colouring, title: str | None,
 def node_ids(stage: Stage, types: Mapping[int, T.Type] | None = None) -> dict[int, set[int]]:
     """The ids drawn as nodes in the stage's graph, each with the ids folded into it (for the
     source listing and the step views)."""
+    if not isinstance(stage.program, ast.Program):
+        from .flat_views import flat_node_ids
+        return flat_node_ids(stage)
     builder = _Builder(stage.types or types or {})
     builder.forms(stage.program.forms)
     found = {node.id: set(node.members) for node in builder.nodes.values()}

@@ -23,6 +23,9 @@ from ..passes.pipeline import Stage
 
 
 def stage_json(stage: Stage) -> dict[str, Any]:
+    if not isinstance(stage.program, ast.Program):      # a flat program (`flatten` on)
+        from .flat_views import flat_json
+        return flat_json(stage)
     return {
         "stage": stage.name,
         "changed": stage.changed,

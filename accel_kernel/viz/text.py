@@ -37,6 +37,9 @@ def stage_header(stage: Stage, previous: str | None = None) -> str:
 
 
 def stage_text(stage: Stage, previous: str | None = None) -> str:
+    if not isinstance(stage.program, ast.Program):      # a flat program (`flatten` on)
+        from .flat_views import flat_text
+        return flat_text(stage, previous)
     lines = [stage_header(stage, previous)]
     for form in stage.program.forms:
         if stage.facts:

@@ -1,0 +1,400 @@
+"""Rules for the library functions: the SOACs and their lifted (regular / segmented) forms.
+
+Outside every map a library call becomes its flat operation (`reduce`, `filter`, `iota`, a
+whole-array `Library` operation...). Inside a map it is *lifted*: applied to every point's
+value at once. The representation of the per-point values decides the rule: a `Regular`
+block (one more dimension) keeps the operation regular (`reduce` along the inner axis, no
+descriptor: LIFT-REDUCE-REGULAR), a `Segmented` array uses the segmented operation
+(`seg_reduce`, LIFT-REDUCE-SEGMENTED). `map`, `generate` (and `iota`, `replicate`) and `expand`
+open a new level of the lifting context (`levels.py`).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from ...ir.flat import (OFFSETS, Assert, Filter, FVar, Iota, Map, Rebuild, Reduce, Regular,
+                        Replicate, Scan, ScalarRep, SegFilter, SegReduce, SegScan, Segmented,
+                        TupleRep)
+from ...lang import ast
+from ...lang import types as T
+from .context import Env, FunVal, Leaf, Level, TupleVal, leaves, map_leaves, zip_leaves
+from .reps import generalise, is_scalar, row_rep, stack_regular
+from .scalar import SCALAR_BUILTINS
+
+SEQUENCE_ALIASES = {"mapSeq": "map", "zipWithSeq": "map2", "foldSeq": "reduce",
+                    "produce": "generate"}
+
+
+class LibraryRules:
+    """Mixin of the flattener: `library(name, args, node, env)`."""
+
+    def library(self, name: str, args: list[Any], node: ast.Node, env: Env) -> Any:
+        if name in SCALAR_BUILTINS:
+            if all(self._scalar_value(a) for a in args):
+                return self.scalar_call(name, args, node, env)
+            if name == "select":
+                return self.select_values(args[0], args[1], args[2], node, env)
+        if name in SEQUENCE_ALIASES:
+            # the shape analysis gives sequences fresh labels without index variables: the
+            # facts inside their functions cannot say what differs between elements
+            env = replace(env, trusted=False)
+        name = SEQUENCE_ALIASES.get(name, name)
+        handler = getattr(self, "lib_" + name, None)
+        if handler is None:
+            raise NotImplementedError(f"flatten: `{name}` is not built yet")
+        with self.b.at_node(node):
+            return handler(args, node, env)
+
+    def _scalar_value(self, v: Any) -> bool:
+        from .scalar import per_point_scalar
+        return per_point_scalar(v)
+
+    def _rule(self, env: Env, base: str, level: Level | None = None) -> str:
+        level = level if level is not None else env.level
+        if level is None:
+            return base
+        kind = "REGULAR" if level.kind == "regular" else "IRREGULAR"
+        return f"LIFT-{base}-{kind}"
+
+    def _home(self, v: Any, env: Env) -> Any:
+        return self.to_level(v, env.level)
+
+    # ------------------------------------------------------------------ map and generate
+    def lib_map(self, args, node, env):
+        return self.map_values(args[0], args[1:], node, env)
+
+    lib_map2 = lib_map
+    lib_map3 = lib_map
+
+    def map_values(self, f: Any, arrays: list[Any], node: ast.Node, env: Env) -> Any:
+        arrays = [self._home(a, env) for a in arrays]
+        if len(arrays) > 1:
+            self.same_lengths(arrays, node, env, "map")
+        flat = [leaf for a in arrays for leaf in leaves(a)]
+        with self.b.rule("MAP", node) as entry:
+            level, rows = self.enter_rows(flat, env.level)
+            it = iter(rows)
+            elems = [map_leaves(a, lambda _: next(it)) for a in arrays]
+            entry.name = "MAP" if env.level is None else \
+                ("LIFT-MAP-REGULAR" if level.kind == "regular" else "LIFT-MAP-IRREGULAR")
+            entry.note = {
+                "MAP": "a map outside every map: its body is lifted over the elements",
+                "LIFT-MAP-REGULAR": "a nested map over regular rows: one more regular level, "
+                                    "no descriptor",
+                "LIFT-MAP-IRREGULAR": "a nested map over irregular rows: a level over the "
+                                      "segment descriptor"}[entry.name]
+            result = self.apply_value(f, elems, node, env.at(level))
+            return self.leave(result, level)
+
+    def same_lengths(self, arrays: list[Any], node: ast.Node, env: Env, what: str) -> None:
+        lengths = [self.lengths_of(a) for a in arrays]
+        first = lengths[0]
+        for other in lengths[1:]:
+            a, b = first, other
+            if a.level is None and b.level is None:
+                if a.atom == b.atom:
+                    continue
+                ok = self.scalarf("a == b", "bool", "ok", a=a.atom, b=b.atom)
+            else:
+                home = self._deepest([a.level, b.level], env)
+                ok = self.mapf("\\a b -> a == b", [self.to_level(a, home).atom,
+                                                    self.to_level(b, home).atom], "bool", "ok")
+            self.b.check(Assert(ok, "SizeError", f"{what}: array lengths differ"))
+
+    def lib_generate(self, args, node, env):
+        return self.generate_values(args[0], args[1], node, env)
+
+    def generate_values(self, n: Any, f: Any, node: ast.Node, env: Env,
+                        base: str = "GENERATE") -> Any:
+        if n.level is not None:
+            n = self.to_level(n, env.level)
+        uniform = n.level is None or (env.trusted and self.uniform_extent(node))
+        notes = {"regular": "the extent is the same for every point: a regular level",
+                 "irregular": "the extents differ: a level over sizes_to_offsets"}
+        with self.b.rule(base, node) as entry:
+            level, index = self.enter_extent(n, env.level, uniform)
+            entry.name = self._rule(env, base, level)
+            entry.note = notes[level.kind] if env.level is not None else \
+                "a generate outside every map: its body is lifted over the index"
+            result = f(index, env.at(level)) if callable(f) else \
+                self.apply_value(f, [index], node, env.at(level))
+            return self.leave(result, level)
+
+    def lib_iota(self, args, node, env):
+        n = args[0]
+        if env.level is None:
+            with self.b.rule("IOTA", node):
+                return Leaf(self.b.emit(Iota(n.atom), Regular("i64", 1), "iota"))
+        return self.generate_values(n, lambda i, _env: i, node, env, "IOTA")
+
+    def lib_replicate(self, args, node, env):
+        n, x = args
+        if env.level is None and all(isinstance(leaf.rep, (ScalarRep, Regular))
+                                     for leaf in leaves(x)):
+            with self.b.rule("REPLICATE", node):
+                return map_leaves(x, lambda leaf: Leaf(self.b.emit(
+                    Replicate(n.atom, leaf.atom), stack_regular(leaf.rep), "rep")))
+        return self.generate_values(n, lambda i, inner: self.to_level(x, inner.level), node,
+                                    env, "REPLICATE")
+
+    # ------------------------------------------------------------------ reductions
+    def _op_fn(self, op: FunVal, what: str):
+        return self.scalar_fn(op, 2, what)
+
+    def _neutral(self, ne: Any, what: str) -> Any:
+        if any(leaf.level is not None for leaf in leaves(ne)):
+            raise NotImplementedError(f"flatten: `{what}` with a lifted neutral element is "
+                                      "not built yet")
+        atoms = [leaf.atom for leaf in leaves(ne)]
+        return atoms[0] if isinstance(ne, Leaf) else self.make_tuple(atoms)
+
+    def _array_arg(self, xs: Any) -> Any:
+        atoms = [leaf.atom for leaf in leaves(xs)]
+        return atoms[0] if isinstance(xs, Leaf) else self.make_tuple(atoms)
+
+    def lib_reduce(self, args, node, env):
+        op, ne, xs = args
+        xs = self._home(xs, env)
+        try:
+            fn = self._op_fn(op, "reduce")
+        except NotImplementedError:
+            if env.level is None:
+                return self.sequential_fold(op, ne, xs, node, env)
+            raise
+        if env.level is None:
+            with self.b.rule("REDUCE", node, "a reduction outside every map"):
+                rep = self._rep(ne)
+                out = self.b.emit(Reduce(fn, self._neutral(ne, "reduce"), self._array_arg(xs)),
+                                  rep, "red")
+                return self.split(out, None)
+        first = leaves(xs)[0].atom
+        if not is_scalar(row_rep(row_rep(first.rep))):
+            raise NotImplementedError("flatten: `reduce` of arrays inside a map is not built "
+                                      "yet")
+        neutral = self._neutral(ne, "reduce")
+        rep = _lifted(self._rep(ne))
+        if all(isinstance(leaf.rep, Regular) for leaf in leaves(xs)):
+            with self.b.rule("LIFT-REDUCE-REGULAR", node, "every point's row is a row of one "
+                             "regular block: a reduction along its inner axis, no descriptor"):
+                out = self.b.emit(Reduce(fn, neutral, self._array_arg(xs)), rep, "red")
+        else:
+            with self.b.rule("LIFT-REDUCE-SEGMENTED", node, "irregular rows: one reduction "
+                             "per segment of the descriptor"):
+                xs = self._segmented(xs)
+                offs = self.offsets(leaves(xs)[0].atom)
+                vals = map_leaves(xs, lambda leaf: Leaf(self.values(leaf.atom)))
+                out = self.b.emit(SegReduce(fn, neutral, offs, self._array_arg(vals)), rep,
+                                  "red")
+        return self.split(out, env.level)
+
+    def _segmented(self, xs: Any) -> Any:
+        """Every component of a lifted array in a Segmented rep."""
+        def one(leaf: Leaf) -> Leaf:
+            if isinstance(leaf.rep, Segmented):
+                return leaf
+            return self.coerce(leaf, Segmented(row_rep(leaf.rep)))
+        return map_leaves(xs, one)
+
+    def _rep(self, v: Any):
+        if isinstance(v, Leaf):
+            return v.rep
+        return TupleRep(tuple(self._rep(p) for p in v.parts))
+
+    def lib_scan(self, args, node, env):
+        op, ne, xs = args
+        xs = self._home(xs, env)
+        fn = self._op_fn(op, "scan")
+        neutral = self._neutral(ne, "scan")
+        if env.level is None or all(isinstance(leaf.rep, Regular) for leaf in leaves(xs)):
+            rule = "SCAN" if env.level is None else "LIFT-SCAN-REGULAR"
+            with self.b.rule(rule, node, "" if env.level is None else
+                             "regular rows: a scan along the inner axis"):
+                arr = self._array_arg(xs)
+                out = self.b.emit(Scan(fn, neutral, arr), arr.rep, "scan")
+            return self.split(out, env.level)
+        with self.b.rule("LIFT-SCAN-SEGMENTED", node, "irregular rows: a scan per segment"):
+            xs = self._segmented(xs)
+            offs = self.offsets(leaves(xs)[0].atom)
+            vals = map_leaves(xs, lambda leaf: Leaf(self.values(leaf.atom)))
+            arr = self._array_arg(vals)
+            out = self.b.emit(SegScan(fn, neutral, offs, arr), arr.rep, "scan")
+            parts = self.split(out, None)
+            return map_leaves(parts, lambda leaf: Leaf(self.b.emit(
+                Rebuild(offs, leaf.atom), Segmented(leaf.rep), "scan"), env.level))
+
+    def sequential_fold(self, op: FunVal, ne: Any, xs: Any, node: ast.Node, env: Env) -> Any:
+        """`reduce` whose operator is not scalar code, outside every map: a sequential loop
+        over the elements (the operator is associative and `ne` neutral, so the result is
+        the same)."""
+        first = leaves(xs)[0].atom
+        n = self.length(first)
+
+        def body(state: Any, i: Leaf, inner: Env) -> Any:
+            x = self.index_value(xs, i, node, inner)
+            return self.apply_value(op, [state, x], node, inner)
+        with self.b.rule("REDUCE-SEQUENTIAL", node, "the operator works on arrays: a loop "
+                         "over the elements"):
+            return self.for_loop(ne, Leaf(n), body, node, env)
+
+    # ------------------------------------------------------------------ filters
+    def keep_mask(self, p: Any, xs: Any, node: ast.Node, env: Env) -> Leaf:
+        keep = self.map_values(p, [xs], node, env)
+        return keep
+
+    def lib_filter(self, args, node, env):
+        p, xs = args
+        xs = self._home(xs, env)
+        keep = self.keep_mask(p, xs, node, env)
+        return self._filter_by(keep, xs, node, env)
+
+    def _filter_by(self, keep: Leaf, xs: Any, node: ast.Node, env: Env) -> Any:
+        if env.level is None:
+            with self.b.rule("FILTER", node, "the elements where the predicate holds"):
+                return map_leaves(xs, lambda leaf: Leaf(self.b.emit(
+                    Filter(keep.atom, leaf.atom), leaf.rep, "filt")))
+        with self.b.rule("LIFT-FILTER-SEGMENTED", node, "the kept elements of each point "
+                         "differ in number: a segmented filter"):
+            mask = self.values(keep.atom)
+
+            def one(leaf: Leaf) -> Leaf:
+                x = leaf.atom
+                offs = self.offsets(x) if isinstance(x.rep, Segmented) else \
+                    self.regular_offsets(self.length(x), self.inner_extent(x))
+                vals = self.values(x)
+                new_offs, new_vals = self.b.emit(SegFilter(mask, offs, vals),
+                                                 [OFFSETS, vals.rep], "filt")
+                return Leaf(self.b.emit(Rebuild(new_offs, new_vals), Segmented(vals.rep),
+                                        "filt"), env.level)
+            return map_leaves(xs, one)
+
+    def lib_partition(self, args, node, env):
+        p, xs = args
+        xs = self._home(xs, env)
+        keep = self.keep_mask(p, xs, node, env)
+        other = self.b.emit(Map(self.lam("\\k -> !k"), (keep.atom,)), keep.atom.rep, "not")
+        return TupleVal((self._filter_by(keep, xs, node, env),
+                         self._filter_by(Leaf(other, keep.level), xs, node, env)))
+
+    # ------------------------------------------------------------------ expand and flatten
+    def lib_expand(self, args, node, env):
+        size, get, xs = args
+        xs = self._home(xs, env)
+        level, rows = self.enter_rows(leaves(xs), env.level)
+        it = iter(rows)
+        x = map_leaves(xs, lambda _: next(it))
+        rule = "EXPAND" if env.level is None else "LIFT-EXPAND"
+        with self.b.rule(rule, node, "sizes per element, sizes_to_offsets, then the elements "
+                         "of every segment"):
+            inner_env = env.at(level)
+            n = self.apply_value(size, [x], node, inner_env)
+            if n.level is not None:
+                n = self.to_level(n, level)
+            inner, index = self.enter_extent(n, level, n.level is None)
+            result = self.apply_value(get, [self.to_level(x, inner), index], node,
+                                      env.at(inner))
+            per_element = self.leave(result, inner)
+            per_point = self.leave(per_element, level)
+        return self.flatten_rows(per_point, node, env)
+
+    def lib_flatten(self, args, node, env):
+        return self.flatten_rows(self._home(args[0], env), node, env)
+
+    def flatten_rows(self, xss: Any, node: ast.Node, env: Env) -> Any:
+        if env.level is None:
+            with self.b.rule("FLATTEN", node, "the flat values (a view)"):
+                return map_leaves(xss, lambda leaf: Leaf(self.values(leaf.atom)))
+        with self.b.rule("LIFT-FLATTEN", node, "every point's rows joined"):
+            return map_leaves(xss, lambda leaf: Leaf(self._flatten_lifted(leaf.atom),
+                                                      env.level))
+
+    def _flatten_lifted(self, x: FVar) -> FVar:
+        points = self.length(x)
+        if isinstance(x.rep, Regular):
+            merged = self.values(self.values(x))
+            from ...ir.flat import Reshape
+            return self.b.emit(Reshape(merged, points), Regular(merged.rep.elem,
+                                                                merged.rep.rank + 1), "flat")
+        vals = self.values(x)
+        if isinstance(vals.rep, Regular):
+            m = self.inner_extent(vals)
+            offs = self.mapf("\\o -> o * m", [self.offsets(x)], "i64", "offs", m=m)
+            inner = self.values(vals)
+        else:
+            offs = self.gather(self.offsets(vals), self.offsets(x), "offs")
+            inner = self.values(vals)
+        return self.b.emit(Rebuild(offs, inner), Segmented(inner.rep), "flat")
+
+    # ------------------------------------------------------------------ lengths and tuples
+    def lib_length(self, args, node, env):
+        xs = self._home(args[0], env)
+        out = self.lengths_of(xs)
+        if env.level is not None:
+            rule = "LIFT-LENGTH-REGULAR" if out.level is None else "LIFT-LENGTH-SEGMENTED"
+            note = "a regular block: one length for every point (avoided)" \
+                if out.level is None else "the lengths of the segments"
+            with self.b.rule(rule, node, note):
+                pass
+        return out
+
+    def lib_zip(self, args, node, env):
+        arrays = [self._home(a, env) for a in args]
+        self.same_lengths(arrays, node, env, "zip")
+        with self.b.rule("TUPLE-F", node, "an array of tuples is a tuple of arrays: nothing "
+                         "to compute"):
+            return TupleVal(tuple(arrays))
+
+    lib_zip3 = lib_zip
+
+    def lib_unzip(self, args, node, env):
+        v = args[0]
+        if isinstance(v, Leaf) and isinstance(v.atom, FVar):
+            v = self.split(v.atom, v.level)
+        return v
+
+    lib_unzip3 = lib_unzip
+
+    # ------------------------------------------------------------------ sequences
+    def lib_stream(self, args, node, env):
+        return args[0]
+
+    lib_tabulate = lib_stream
+
+    def lib_elements(self, args, node, env):
+        s = args[0]
+        arg_t = None
+        if isinstance(node, ast.Apply):
+            arg_t = self.type_of(node.args[-1])
+        if isinstance(arg_t, T.Seq) and isinstance(arg_t.elem, (T.Array, T.Seq)):
+            return self.flatten_rows(self._home(s, env), node, env)
+        return s
+
+    # ------------------------------------------------------------------ select
+    def select_values(self, c: Any, a: Any, b: Any, node: ast.Node, env: Env) -> Any:
+        """Both values computed; one chosen (per point inside a map)."""
+        if c.level is None:
+            with self.b.rule("SELECT", node, "an unlifted condition: one of two values"):
+                return self.if_values(c, a, b, env)
+        a, b = self._home(a, env), self._home(b, env)
+        mask = self.to_level(c, env.level).atom
+        place = self.mapf("\\c p -> if c then p else n + p",
+                          [mask, self.iota(self.points(env.level))], "i64", "place",
+                          n=self.points(env.level))
+        with self.b.rule("LIFT-IF-SELECT", node, "both values computed: a gather picks each "
+                         "point's row"):
+            def pick(x: Leaf, y: Leaf) -> Leaf:
+                rep = generalise(x.rep, y.rep)
+                x, y = self.coerce(x, rep), self.coerce(y, rep)
+                return Leaf(self.gather(self.concat(x.atom, y.atom), place, "sel"), env.level)
+            return zip_leaves([a, b], pick)
+
+    def lib_cond(self, args, node, env):
+        return self.select_values(args[0], args[1], args[2], node, env)
+
+
+def _lifted(rep):
+    if isinstance(rep, ScalarRep):
+        return Regular(rep.elem, 1)
+    if isinstance(rep, TupleRep):
+        return TupleRep(tuple(_lifted(p) for p in rep.parts))
+    return rep

@@ -1,0 +1,404 @@
+"""Scalar code: vectorisation avoidance. A maximal scalar expression becomes one `scalar`
+(outside every map) or one `map` of a `ScalarFn` over its lifted operands; `+` is never lifted
+on its own and constants are never replicated.
+
+*Scalar code* is built from literals, variables holding scalars, operators (`&&` and `||` only
+with scalar code on their right), `if` whose branches are scalar code (both are evaluated
+lazily by the scalar function: LIFT-IF-SELECT), `let`, tuples, projections, the scalar library
+functions (`min`, `sqrt`, `i64`, `select`, ...) and applications of lambdas to scalar code
+(inlined). Any other sub-expression of scalar type (`xs[i]`, `length xs`, `reduce ...`) is an
+*operand*: flattened on its own first, then read by the scalar function. Operands that are
+unlifted scalars are the function's free variables (`ScalarFn.free`); lifted ones are its
+parameters, all brought to the deepest level among them.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ...ir.flat import Const, FVar, Map, Regular, Scalar, ScalarFn, ScalarRep, TupleRep
+from ...ir.flat_printer import make_fn
+from ...lang import ast
+from ...lang import types as T
+from .context import Builder, Env, FunVal, Leaf, Level, TupleVal, map_leaves, position
+from .reps import row_rep
+
+SCALAR_BUILTINS = {"min": 2, "max": 2, "abs": 1, "sqrt": 1, "exp": 1, "log": 1, "sin": 1,
+                   "cos": 1, "tan": 1, "atan2": 2, "floor": 1, "ceil": 1, "round": 1, "i32": 1,
+                   "i64": 1, "f32": 1, "f64": 1, "select": 3}
+CONSTANTS = ("pi", "zero", "one", "lowest", "highest")
+PARTIAL_OPS = {"/", "%", "**", "<<", ">>"}
+LOCAL = object()                      # a name bound inside the scalar code being built
+
+
+def is_scalar_type(t: T.Type | None) -> bool:
+    if isinstance(t, T.Scalar):
+        return True
+    if isinstance(t, T.TypeVar):
+        return True
+    return isinstance(t, T.Tuple) and all(is_scalar_type(e) for e in t.elems)
+
+
+def per_point_scalar(v: Any) -> bool:
+    if isinstance(v, Leaf):
+        rep = v.rep if v.level is None else row_rep(v.rep)
+        return isinstance(rep, ScalarRep)
+    if isinstance(v, TupleVal):
+        return all(per_point_scalar(p) for p in v.parts)
+    return v is LOCAL
+
+
+def constant_value(name: str, t: T.Type | None) -> ast.Expr:
+    """`zero`, `one`, `lowest`, `highest`, `pi` of type `t`, as a literal (an infinity as
+    `1.0 / 0.0`, which prints and parses back)."""
+    elem = t.name if isinstance(t, T.Scalar) else "i64"
+    if name == "pi":
+        return ast.Lit(3.141592653589793, "f64")
+    floats = elem in ("f32", "f64")
+    if name in ("zero", "one"):
+        v = (0 if name == "zero" else 1)
+        return ast.Lit(float(v) if floats else v, elem)
+    if floats:
+        one = ast.Lit(1.0 if name == "highest" else -1.0, elem)
+        return ast.BinOp("/", one, ast.Lit(0.0, elem))
+    bits = 32 if elem == "i32" else 64
+    return ast.Lit(-(2 ** (bits - 1)) if name == "lowest" else 2 ** (bits - 1) - 1, elem)
+
+
+def worst(*kinds: str | None) -> str | None:
+    if any(k is None for k in kinds):
+        return None
+    return "scalar" if "scalar" in kinds else "pure"
+
+
+class ScalarCode:
+    """Mixin of the flattener: classification and building of scalar code."""
+    b: Builder
+
+    # ------------------------------------------------------------------ classification
+    def classify(self, e: ast.Expr, env: Env) -> str | None:
+        """"pure" (scalar code only), "scalar" (scalar code with operands to flatten first,
+        or itself such an operand), or None (not of a scalar type: an array, a function)."""
+        kind = self.inline_kind(e, env)
+        return kind if kind is not None else self.opaque(e)
+
+    def inline_kind(self, e: ast.Expr, env: Env) -> str | None:
+        """The kind of `e` when its own node can be part of a scalar function (its children
+        may still be operands); None when it cannot."""
+        if isinstance(e, ast.Lit):
+            return "pure"
+        if isinstance(e, ast.Var):
+            v = self.lookup(env, e.name)
+            if v is None and e.name in CONSTANTS:
+                return "pure"
+            return "pure" if v is not None and per_point_scalar(v) else None
+        if isinstance(e, ast.Ascribe):
+            return self.inline_kind(e.expr, env)
+        if isinstance(e, ast.BinOp):
+            if e.op == "++":
+                return None
+            left, right = self.classify(e.left, env), self.classify(e.right, env)
+            if e.op in ("&&", "||") and right != "pure":
+                return None
+            return worst(left, right)
+        if isinstance(e, ast.UnOp):
+            return self.classify(e.operand, env)
+        if isinstance(e, ast.If):
+            if self.classify(e.then, env) == "pure" and self.classify(e.else_, env) == "pure":
+                return worst(self.classify(e.cond, env), "pure")
+            return None
+        if isinstance(e, ast.Let):
+            if not is_scalar_type(self.type_of(e.value)):
+                return None
+            value = self.classify(e.value, env)
+            body = self.classify(e.body, self._locals(env, [e.pattern]))
+            return worst(value, body)
+        if isinstance(e, ast.TupleLit):
+            return worst(*(self.classify(p, env) for p in e.elems))
+        if isinstance(e, ast.Project):
+            return self.inline_kind(e.expr, env) and self.classify(e.expr, env)
+        if isinstance(e, ast.Apply):
+            return self._classify_apply(e, env)
+        return None
+
+    def opaque(self, e: ast.Expr) -> str | None:
+        return "scalar" if is_scalar_type(self.type_of(e)) else None
+
+    def _classify_apply(self, e: ast.Apply, env: Env) -> str | None:
+        fn, args = e.fn, e.args
+        kinds = [self.classify(a, env) for a in args]
+        if isinstance(fn, ast.Var) and self.lookup(env, fn.name) is None:
+            if SCALAR_BUILTINS.get(fn.name) == len(args):
+                return worst(*kinds)
+            return None
+        if isinstance(fn, ast.OpFunc) and len(args) == 2 and fn.op != "++":
+            return worst(*kinds)
+        closure = self._closure(fn, env)
+        if closure is not None and len(closure.lam.params) == len(args):
+            inner = Env(self._locals_scope(closure.scope, closure.lam.params))
+            return worst(*kinds, self.classify(closure.lam.body, inner))
+        return None
+
+    def _closure(self, fn: ast.Expr, env: Env) -> FunVal | None:
+        if isinstance(fn, ast.Lambda):
+            return FunVal("closure", fn, fn, env.scope)
+        if isinstance(fn, ast.Var):
+            v = self.lookup(env, fn.name)
+            if isinstance(v, FunVal) and v.kind == "closure" and not v.args:
+                return v
+        return None
+
+    def _locals(self, env: Env, patterns) -> Env:
+        return Env(self._locals_scope(env.scope, patterns), env.level, env.trusted, env.floor)
+
+    def _locals_scope(self, scope, patterns) -> dict:
+        out = dict(scope)
+        for p in patterns:
+            for name in ast.pattern_names(p):
+                out[name] = LOCAL
+        return out
+
+    # ------------------------------------------------------------------ building
+    def scalar_code(self, e: ast.Expr, env: Env) -> Any:
+        """Flatten scalar code `e` (classified "pure" or "scalar") into one operation."""
+        builder = _Body(self, e)
+        body = builder.expr(e, env, root=True)
+        return self.emit_scalar(body, builder, self.type_of(e) or builder.infer(body), env, e)
+
+    def emit_scalar(self, body: ast.Expr, builder: "_Body", t: T.Type | None, env: Env,
+                    node: ast.Node) -> Any:
+        trivial = self._trivial(body, builder)
+        if trivial is not None:
+            return trivial
+        params = list(builder.params.items())
+        levels = [leaf.level for _, leaf in params]
+        home = self._deepest(levels, env)
+        overs = [leaf.over for leaf in builder.free.values() if leaf.over is not None]
+        if builder.partial and overs:      # may fail: only where its points exist
+            home = self._deepest(levels + overs, env)
+        if builder.partial and env.floor is not None and (home is None
+                                                          or home.depth < env.floor.depth):
+            home = position(env.floor, env.level)
+        if home is None:
+            fn = make_fn((), body, builder.free_reps())
+            rep = _rep_of(t, None)
+            with self.b.rule("SCALAR", node, "scalar code outside every map"):
+                x = self.b.emit(Scalar(fn), rep, "s")
+            over = self._deepest(overs, env) if overs else None
+            return map_leaves(self.split(x, None), lambda leaf: Leaf(leaf.atom, None, over))
+        args = [self.to_level(leaf, home).atom for _, leaf in params]
+        patterns = tuple(ast.PVar(name) for name, _ in params)
+        if not args:                         # failing code kept below the floor
+            args, patterns = [self.iota(self.points(home))], (ast.PWild(),)
+        fn = make_fn(patterns, body, builder.free_reps())
+        rule = "LIFT-IF-SELECT" if any(isinstance(n, ast.If) for n in ast.walk(body)) \
+            else "LIFT-MAP-SCALAR"
+        note = "one map of the scalar function over its lifted operands"
+        if fn.free:
+            note += "; avoided (free): " + ", ".join(f.name for f in fn.free)
+        if rule == "LIFT-IF-SELECT":
+            note = "both branches are scalar code: one map, the branch chosen per element"
+        with self.b.rule(rule, node, note):
+            x = self.b.emit(Map(fn, tuple(args)), _rep_of(t, home), "m")
+        return self.split(x, home)
+
+    def _deepest(self, levels: list[Level | None], env: Env) -> Level | None:
+        best: Level | None = None
+        for level in levels:
+            found = position(level, env.level)
+            if found is not None and (best is None or found.depth > best.depth):
+                best = found
+        return best
+
+    def _trivial(self, body: ast.Expr, builder: "_Body") -> Any:
+        """A body that computes nothing: its value is an operand, a constant or a tuple."""
+        if isinstance(body, ast.Var):
+            if body.name in builder.params:
+                return builder.params[body.name]
+            if body.name in builder.free:
+                return builder.free[body.name]
+            return None
+        if isinstance(body, ast.Lit) and not isinstance(body.value, float):
+            return Leaf(Const(body.value, body.type))
+        if isinstance(body, ast.Lit):
+            return Leaf(Const(body.value, body.type))
+        if isinstance(body, ast.TupleLit):
+            parts = [self._trivial(p, builder) for p in body.elems]
+            return TupleVal(tuple(parts)) if all(p is not None for p in parts) else None
+        return None
+
+    def scalar_fn(self, fun: FunVal, arity: int, what: str) -> ScalarFn:
+        """The ScalarFn of a function passed to `reduce`/`scan` (no lifted operands)."""
+        params, body, builder = self.fn_body(fun, arity, what)
+        if builder.params:
+            raise NotImplementedError(f"flatten: the operator of `{what}` reads lifted "
+                                      "values, which is not built yet")
+        return make_fn(params, body, builder.free_reps())
+
+    def fn_body(self, fun: FunVal, arity: int, what: str):
+        node = fun.node
+        if fun.kind == "op" and len(fun.args) + arity == 2:
+            builder = _Body(self, node)
+            names = ["a", "b"][len(fun.args):]
+            given = [builder.value(a) for a in fun.args]
+            operands = given + [ast.Var(n) for n in names]
+            body = ast.BinOp(fun.name, operands[0], operands[1], span=node.span)
+            return tuple(ast.PVar(n) for n in names), body, builder
+        if fun.kind == "builtin" and SCALAR_BUILTINS.get(fun.name) == len(fun.args) + arity:
+            builder = _Body(self, node)
+            names = ["a", "b", "c"][:arity]
+            given = [builder.value(a) for a in fun.args]
+            body = ast.Apply(ast.Var(fun.name), tuple(given + [ast.Var(n) for n in names]),
+                             span=node.span)
+            return tuple(ast.PVar(n) for n in names), body, builder
+        if fun.kind == "closure" and not fun.args and len(fun.lam.params) == arity:
+            builder = _Body(self, fun.lam.body)
+            inner = Env(self._locals_scope(fun.scope, fun.lam.params))
+            if self.classify(fun.lam.body, inner) != "pure":
+                raise NotImplementedError(f"flatten: the function passed to `{what}` is not "
+                                          "scalar code, which is not built yet")
+            body = builder.expr(fun.lam.body, inner, root=False)
+            return fun.lam.params, body, builder
+        raise NotImplementedError(f"flatten: this function passed to `{what}` is not built "
+                                  "yet")
+
+
+def _rep_of(t: T.Type | None, level: Level | None):
+    if isinstance(t, T.Tuple):
+        return TupleRep(tuple(_rep_of(e, level) for e in t.elems))
+    elem = t.name if isinstance(t, T.Scalar) else "i64"
+    return ScalarRep(elem) if level is None else Regular(elem, 1)
+
+
+class _Body:
+    """Builds one scalar function body: variables that hold operands are renamed to the
+    function's parameters (lifted operands) or free variables (unlifted ones)."""
+
+    def __init__(self, fl: ScalarCode, root: ast.Node):
+        self.fl = fl
+        self.params: dict[str, Leaf] = {}
+        self.free: dict[str, Leaf] = {}
+        self.partial = False
+        self.root_binders = {n.name for n in ast.walk(root) if isinstance(n, ast.PVar)}
+
+    def free_reps(self) -> dict:
+        return {name: leaf.atom.rep for name, leaf in self.free.items()
+                if isinstance(leaf.atom, FVar)}
+
+    def operand(self, leaf: Leaf, name: str | None) -> ast.Expr:
+        """A variable (or literal) standing for `leaf` in the body."""
+        atom = leaf.atom
+        if isinstance(atom, Const):
+            return ast.Lit(atom.value, atom.elem)
+        if leaf.level is None:
+            self.free[atom.name] = leaf
+            return ast.Var(atom.name)
+        for existing, other in self.params.items():
+            if other == leaf:
+                return ast.Var(existing)
+        if name is None or name in self.params or name in self.root_binders:
+            name = atom.name
+        self.params[name] = leaf
+        return ast.Var(name)
+
+    def value(self, v: Any, name: str | None = None) -> ast.Expr:
+        if isinstance(v, Leaf):
+            return self.operand(v, name)
+        if isinstance(v, TupleVal):
+            return ast.TupleLit(tuple(self.value(p) for p in v.parts))
+        raise NotImplementedError("flatten: a function where a scalar was expected")
+
+    def expr(self, e: ast.Expr, env: Env, root: bool) -> ast.Expr:
+        fl = self.fl
+        if isinstance(e, ast.Lit):
+            return e
+        if isinstance(e, ast.Var):
+            v = fl.lookup(env, e.name)
+            if v is LOCAL:
+                return e
+            if v is None and e.name in CONSTANTS:
+                lit = constant_value(e.name, fl.type_of(e))
+                return lit
+            return self.value(v, e.name if root else None)
+        if isinstance(e, ast.Ascribe):
+            return self.expr(e.expr, env, root)
+        if fl.inline_kind(e, env) is None:
+            if isinstance(e, ast.Project):        # a component of an operand
+                v = fl.construct(e.expr, env)
+                if isinstance(v, Leaf) and isinstance(v.atom, FVar):
+                    v = fl.split(v.atom, v.level)
+                return self.value(v.parts[e.index] if isinstance(v, TupleVal) else v)
+            return self.value(fl.construct(e, env))
+        if isinstance(e, ast.BinOp):
+            if e.op in PARTIAL_OPS:
+                self.partial = True
+            return ast.BinOp(e.op, self.expr(e.left, env, root), self.expr(e.right, env, root),
+                             span=e.span, id=e.id)
+        if isinstance(e, ast.UnOp):
+            return ast.UnOp(e.op, self.expr(e.operand, env, root), span=e.span, id=e.id)
+        if isinstance(e, ast.If):
+            return ast.If(self.expr(e.cond, env, root), self.expr(e.then, env, root),
+                          self.expr(e.else_, env, root), span=e.span, id=e.id)
+        if isinstance(e, ast.TupleLit):
+            return ast.TupleLit(tuple(self.expr(p, env, root) for p in e.elems),
+                                span=e.span, id=e.id)
+        if isinstance(e, ast.Let):
+            inner = fl._locals(env, [e.pattern])
+            if fl.classify(e.body, inner) == "pure":
+                return ast.Let(e.pattern, self.expr(e.value, env, root),
+                               self.expr(e.body, inner, root), span=e.span, id=e.id)
+            # the body has operands that may read the bound names: bind them first
+            value = fl.flatten(e.value, env)
+            return self.expr(e.body, fl.bind_pattern(e.pattern, value, env), root)
+        if isinstance(e, ast.Project):
+            return ast.Project(self.expr(e.expr, env, root), e.index, span=e.span, id=e.id)
+        if isinstance(e, ast.Apply):
+            return self.apply(e, env, root)
+        return self.value(fl.construct(e, env))
+
+    def apply(self, e: ast.Apply, env: Env, root: bool) -> ast.Expr:
+        fl = self.fl
+        args = [self.expr(a, env, root) for a in e.args]
+        fn = e.fn
+        if isinstance(fn, ast.OpFunc):
+            if fn.op in PARTIAL_OPS:
+                self.partial = True
+            return ast.BinOp(fn.op, args[0], args[1], span=e.span, id=e.id)
+        if isinstance(fn, ast.Var) and fl.lookup(env, fn.name) is None:
+            return ast.Apply(ast.Var(fn.name, span=fn.span), tuple(args), span=e.span, id=e.id)
+        closure = fl._closure(fn, env)
+        assert closure is not None
+        lam = closure.lam
+        inner = Env(fl._locals_scope(closure.scope, lam.params), env.level, env.trusted,
+                    env.floor)
+        body = self.expr(lam.body, inner, False)
+        if len(lam.params) == 1:
+            return ast.Let(lam.params[0], args[0], body, span=e.span)
+        return ast.Let(ast.PTuple(tuple(lam.params)), ast.TupleLit(tuple(args)), body,
+                       span=e.span)
+
+    def infer(self, body: ast.Expr) -> T.Type | None:
+        """The type of a body built here from values (no type checker ran on it)."""
+        if isinstance(body, ast.Lit):
+            return T.Scalar(body.type)
+        if isinstance(body, ast.Var):
+            leaf = self.params.get(body.name) or self.free.get(body.name)
+            if leaf is not None:
+                rep = leaf.rep if leaf.level is None else row_rep(leaf.rep)
+                return T.Scalar(rep.elem) if isinstance(rep, ScalarRep) else None
+            return None
+        if isinstance(body, ast.BinOp):
+            if body.op in ("==", "!=", "<", "<=", ">", ">=", "&&", "||"):
+                return T.BOOL
+            return self.infer(body.left)
+        if isinstance(body, ast.UnOp):
+            return self.infer(body.operand)
+        if isinstance(body, ast.Apply) and isinstance(body.fn, ast.Var):
+            name = body.fn.name
+            if name in ("i32", "i64", "f32", "f64"):
+                return T.Scalar(name)
+            return self.infer(body.args[1] if name == "select" else body.args[0])
+        if isinstance(body, ast.TupleLit):
+            return T.Tuple(tuple(self.infer(p) for p in body.elems))  # type: ignore[misc]
+        if isinstance(body, ast.If):
+            return self.infer(body.then)
+        return None

@@ -1,0 +1,322 @@
+"""Views of a flat stage (`flatten` on): the program is a `FlatProgram` (`ir/flat.py`).
+
+- `flat_dot(stage, highlight=...)`: Graphviz DOT, one node per statement labelled `#id op`
+  with what it binds and their reps, filled by representation: regular green, irregular
+  orange, avoided (computed once, outside the maps it came from) or scalar grey. Segment
+  descriptors (offsets, segment ids, lengths) are their own nodes, drawn as yellow notes.
+  Parameters and globals are inputs (pentagons); `if` blocks and loop bodies are clusters; a
+  form's result has a double border. Edges go from the statement that binds a variable to
+  each statement that reads it. A legend sits on top.
+- `flat_text(stage)`: a header line, then the program as `ir/flat_printer` prints it.
+- `flat_json(stage)`: `{"stage", "changed", "bindings": {NAME: {"rep", "representation",
+  "op", "id", "location"}}, "nodes": [...], "steps": [...]}`; `representation` is
+  `"regular"`, `"irregular"`, `"avoided"` or `"scalar"`.
+- `flat_node_ids(stage)`: the ids drawn (statements), for the source listing.
+
+Pure: text in, text out, as `graphs.py`.
+"""
+from __future__ import annotations
+
+import html
+from typing import Any, Iterable
+
+from ..ir import flat as F
+from ..ir.flat_printer import print_flat, print_op
+from ..passes.pipeline import Stage
+from .colourings import GREEN, GREY, ORANGE, WHITE, YELLOW
+
+FONT = "Helvetica,Arial,sans-serif"
+HIGHLIGHT = "#d6006f"
+DESCRIPTOR_OPS = (F.Offsets, F.SizesToOffsets, F.SegmentIds, F.SegmentIota, F.Lengths)
+_FILL = {"regular": GREEN, "irregular": ORANGE, "scalar": GREY, "avoided": GREY}
+
+
+def avoided_ids(stage: Stage) -> set[int]:
+    """The statements made by AVOID steps: code computed once, outside its maps."""
+    out: set[int] = set()
+    for step in stage.steps:
+        if step.rule == "AVOID":
+            out.update(step.changed)
+    return out
+
+
+def descriptor_names(program: F.FlatProgram) -> set[str]:
+    """Variables that are segment descriptors: made by a descriptor operation, or used as
+    the offsets of an operation."""
+    out: set[str] = set()
+    for stmt in statements(program):
+        op = stmt.op
+        if isinstance(op, DESCRIPTOR_OPS):
+            out.update(t.name for t in stmt.targets)
+        if isinstance(op, (F.SegFilter, F.SegLibrary)):
+            out.add(stmt.targets[0].name)
+        for name in ("offsets",):
+            value = getattr(op, name, None)
+            if isinstance(value, F.FVar):
+                out.add(value.name)
+    return out
+
+
+def statements(program: F.FlatProgram) -> Iterable[F.Stmt]:
+    for form in program.forms:
+        yield from _block_stmts(form.body)
+
+
+def _block_stmts(block: F.Block) -> Iterable[F.Stmt]:
+    for stmt in block.stmts:
+        yield stmt
+        for inner in _blocks(stmt.op):
+            yield from _block_stmts(inner)
+
+
+def _blocks(op: Any) -> list[F.Block]:
+    if isinstance(op, F.If):
+        return [op.then, op.else_]
+    if isinstance(op, F.Loop):
+        return [b for b in (op.cond, op.body) if b is not None]
+    return []
+
+
+def representation_of(stmt: F.Stmt, avoided: set[int], descriptors: set[str]) -> str:
+    if any(t.name in descriptors for t in stmt.targets):
+        return "descriptor"
+    if stmt.id in avoided:
+        return "avoided"
+    if not stmt.targets:
+        return "scalar"
+    kinds = [F.representation(t.rep) for t in stmt.targets]
+    for kind in ("irregular", "regular"):
+        if kind in kinds:
+            return kind
+    return "scalar"
+
+
+def _op_name(op: Any) -> str:
+    if isinstance(op, F.Library):
+        return op.name
+    if isinstance(op, F.SegLibrary):
+        return "seg_" + op.name
+    if isinstance(op, F.If):
+        return "if"
+    if isinstance(op, F.Loop):
+        return "loop"
+    if isinstance(op, F.Assert):
+        return "assert"
+    return print_op(op).split(" ", 1)[0]
+
+
+# ---------------------------------------------------------------- text
+
+def flat_text(stage: Stage, previous: str | None = None) -> str:
+    from .text import stage_header
+    return stage_header(stage, previous) + "\n" + print_flat(stage.program)
+
+
+# ---------------------------------------------------------------- JSON
+
+def flat_json(stage: Stage) -> dict[str, Any]:
+    avoided, descriptors = avoided_ids(stage), descriptor_names(stage.program)
+    bindings: dict[str, Any] = {}
+    nodes = []
+    for form in stage.program.forms:
+        for p in form.params:
+            bindings[p.name] = {"rep": F.show_rep(p.rep), "representation":
+                                F.representation(p.rep), "op": "param", "id": None,
+                                "location": None}
+    for stmt in statements(stage.program):
+        kind = representation_of(stmt, avoided, descriptors)
+        where = stmt.span.location() if stmt.span is not None else None
+        for t in stmt.targets:
+            rep_kind = F.representation(t.rep)
+            bindings[t.name] = {
+                "rep": F.show_rep(t.rep),
+                "representation": "avoided" if stmt.id in avoided else rep_kind,
+                "op": _op_name(stmt.op), "id": stmt.id, "location": where,
+                "descriptor": t.name in descriptors}
+        nodes.append({"id": stmt.id, "op": _op_name(stmt.op), "origin": stmt.origin,
+                      "kind": kind, "location": where,
+                      "targets": [{"name": t.name, "rep": F.show_rep(t.rep)}
+                                  for t in stmt.targets]})
+    return {"stage": stage.name, "changed": stage.changed, "bindings": bindings,
+            "nodes": nodes, "steps": [step.to_json() for step in stage.steps]}
+
+
+def flat_node_ids(stage: Stage) -> dict[int, set[int]]:
+    return {stmt.id: {stmt.id} for stmt in statements(stage.program)}
+
+
+# ---------------------------------------------------------------- DOT
+
+def _q(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def _h(text: str) -> str:
+    return html.escape(text, quote=False)
+
+
+def _short(text: str, width: int = 44) -> str:
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+class _Dot:
+    def __init__(self, stage: Stage, highlight: set[int]):
+        self.stage = stage
+        self.highlight = highlight
+        self.avoided = avoided_ids(stage)
+        self.descriptors = descriptor_names(stage.program)
+        self.lines: list[str] = []
+        self.edges: list[tuple[str, str]] = []
+        self.binder: dict[str, str] = {}          # variable -> DOT node that binds it
+        self.inputs: dict[str, str] = {}
+
+    def node_name(self, stmt: F.Stmt) -> str:
+        return f"s{stmt.id}" if stmt.id else f"s_{id(stmt)}"
+
+    def input(self, var: F.FVar, indent: str) -> str:
+        if var.name not in self.inputs:
+            name = f"in_{len(self.inputs)}"
+            self.inputs[var.name] = name
+            kind = F.representation(var.rep)
+            label = f"<<b>{_h(var.name)}</b><br/><font point-size=\"9\">{_h(F.show_rep(var.rep))}</font>>"
+            self.lines.append(f'{indent}{name} [label={label}, shape=invhouse, '
+                              f'fillcolor="{_FILL.get(kind, WHITE)}", style="filled"];')
+        return self.inputs[var.name]
+
+    def uses(self, stmt: F.Stmt) -> list[str]:
+        names: list[str] = []
+        op = stmt.op
+        for field in op.__dataclass_fields__:
+            value = getattr(op, field)
+            items = value if isinstance(value, tuple) else (value,)
+            for item in items:
+                if isinstance(item, F.FVar) and field not in ("params", "index"):
+                    names.append(item.name)
+                elif isinstance(item, F.ScalarFn):
+                    names += [f.name for f in item.free]
+        return names
+
+    def block(self, block: F.Block, indent: str, result: bool = False) -> None:
+        for stmt in block.stmts:
+            self.stmt(stmt, indent, result and _is_result(stmt, block))
+
+    def stmt(self, stmt: F.Stmt, indent: str, result: bool) -> None:
+        name = self.node_name(stmt)
+        kind = representation_of(stmt, self.avoided, self.descriptors)
+        targets = ", ".join(f"{t.name}: {F.show_rep(t.rep)}" for t in stmt.targets)
+        op_text = _op_name(stmt.op)
+        detail = "" if isinstance(stmt.op, (F.If, F.Loop)) else _short(print_op(stmt.op))
+        if isinstance(stmt.op, F.Assert):
+            detail = f"{stmt.op.kind}: {stmt.op.message}"
+        rows = [f"<b>#{stmt.id}&#160;{_h(op_text)}</b>"]
+        if targets:
+            rows.append(_h(_short(targets)))
+        if detail:
+            rows.append(f'<font point-size="9" color="#333333">{_h(detail)}</font>')
+        label = "<" + '<br align="left"/>'.join(rows) + '<br align="left"/>>'
+        shape = "note" if kind == "descriptor" else \
+            ("diamond" if isinstance(stmt.op, F.Assert) else "box")
+        fill = YELLOW if kind == "descriptor" else _FILL.get(kind, WHITE)
+        style = "filled" if shape != "box" else "filled,rounded"
+        if kind == "avoided":
+            style += ",dashed"
+        attrs = [f"label={label}", f"shape={shape}", f'fillcolor="{fill}"', f'style="{style}"']
+        if stmt.span is not None:
+            attrs.append(f"tooltip={_q(stmt.span.location())}")
+        if stmt.id in self.highlight:
+            attrs.append(f'color="{HIGHLIGHT}", penwidth=3.5')
+        if result:
+            attrs.append("peripheries=2")
+        for used in self.uses(stmt):
+            self.edges.append((used, name))
+        if isinstance(stmt.op, (F.If, F.Loop)):
+            self.lines.append(f"{indent}{name} [{', '.join(attrs)}];")
+            for k, inner in enumerate(_blocks(stmt.op)):
+                part = _block_name(stmt.op, k)
+                self.lines.append(f"{indent}subgraph cluster_{name}_{k} {{")
+                self.lines.append(f'{indent}  graph [label={_q(f"#{stmt.id} {part}")}, '
+                                  'style="rounded", color="#999999", fontsize=10];')
+                if isinstance(stmt.op, F.Loop):
+                    for p in stmt.op.params:
+                        self.binder[p.name] = name
+                    if stmt.op.index is not None:
+                        self.binder[stmt.op.index.name] = name
+                self.block(inner, indent + "  ")
+                for a in inner.result:
+                    if isinstance(a, F.FVar):
+                        self.edges.append((a.name, name))
+                self.lines.append(f"{indent}}}")
+        else:
+            self.lines.append(f"{indent}{name} [{', '.join(attrs)}];")
+        for t in stmt.targets:
+            self.binder[t.name] = name
+
+    def finish(self) -> list[str]:
+        out = []
+        seen = set()
+        for used, target in self.edges:
+            source = self.binder.get(used) or self.inputs.get(used)
+            if source is None:
+                source = self.input(F.FVar(used, F.ScalarRep("?")), "  ")
+                out += self.lines[-1:]
+                self.lines.pop()
+            if (source, target) in seen or source == target:
+                continue
+            seen.add((source, target))
+            style = ' [style=dashed, color="#b08c00"]' if used in self.descriptors else ""
+            out.append(f"  {source} -> {target}{style};")
+        return out
+
+
+def _block_name(op: Any, k: int) -> str:
+    if isinstance(op, F.If):
+        return "then" if k == 0 else "else"
+    if op.cond is not None:
+        return "while" if k == 0 else "do"
+    return "do"
+
+
+def _is_result(stmt: F.Stmt, block: F.Block) -> bool:
+    names = {a.name for a in block.result if isinstance(a, F.FVar)}
+    return any(t.name in names for t in stmt.targets)
+
+
+_LEGEND = ((GREEN, "regular"), (ORANGE, "irregular"), (GREY, "scalar / avoided"),
+           (YELLOW, "segment descriptor"))
+
+
+def flat_dot(stage: Stage, *, highlight: Iterable[int] = (), title: str | None = None,
+             previous: str | None = None, **_: Any) -> str:
+    dot = _Dot(stage, set(highlight))
+    for k, form in enumerate(stage.program.forms):
+        label = {"def": f"def {form.names[0] if form.names else ''}",
+                 "let": "let " + ", ".join(form.names), "expr": "expression"}[form.kind]
+        dot.lines.append(f"  subgraph cluster_form_{k} {{")
+        dot.lines.append(f'    graph [label={_q(label)}, style="rounded", color="#777777", '
+                         'fontsize=11];')
+        for p in form.params:
+            name = dot.input(p, "    ")
+            dot.binder[p.name] = name
+        dot.block(form.body, "    ", result=True)
+        dot.lines.append("  }")
+        if form.kind == "let":
+            for name, atom in zip(form.names, form.body.result):
+                if isinstance(atom, F.FVar) and atom.name in dot.binder:
+                    dot.binder[name] = dot.binder[atom.name]
+    edges = dot.finish()
+    head = title or f"stage {stage.name}"
+    if not stage.changed and previous:
+        head += f" (unchanged from {previous})"
+    legend = "".join(f'<td bgcolor="{fill}" border="1" cellpadding="2"><font point-size="9">'
+                     f"{_h(text)}</font></td>" for fill, text in _LEGEND)
+    label = (f'label=<<table border="0" cellborder="0" cellspacing="3" cellpadding="1">'
+             f'<tr><td align="left" colspan="{len(_LEGEND)}"><b>{_h(head)}</b></td></tr>'
+             f"<tr>{legend}</tr></table>>")
+    out = ["digraph flat {",
+           f'  graph [rankdir=TB, fontname="{FONT}", fontsize=11, nodesep=0.25, ranksep=0.3,'
+           ' labeljust=l, labelloc=t, pad=0.1];',
+           f'  node [fontname="{FONT}", fontsize=11, margin="0.09,0.04", height=0.3,'
+           ' penwidth=1, color="#555555"];',
+           '  edge [color="#666666", arrowsize=0.6, penwidth=1];',
+           f"  {label};"]
+    return "\n".join(out + dot.lines + edges + ["}"]) + "\n"

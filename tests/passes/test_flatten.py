@@ -1,0 +1,471 @@
+"""The `flatten` stage: regularity preserved, scalar code not lifted, every construct of the
+core IR lifted (checked on the flat IR, and by running it on the `numpy` target against the
+interpreter), the rules in the step log, and the stage in the pipeline and its views."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from accel_kernel.backends.numpy import call, execute, from_flat, to_flat
+from accel_kernel.ir import flat as F
+from accel_kernel.ir.flat_printer import parse_flat, print_stmt, verify
+from accel_kernel.lang import ast
+from accel_kernel.lang import types as T
+from accel_kernel.lang.errors import AccelError
+from accel_kernel.passes.desugar import DESUGAR
+from accel_kernel.passes.flatten import FLATTEN
+from accel_kernel.passes.regularity import REGULARITY
+from accel_kernel.passes.shape import SHAPE
+from accel_kernel.session import Session
+from accel_kernel.values import format_value
+from accel_kernel.viz.flat_views import flat_dot, flat_json, flat_text
+
+from .helpers import stages_of
+
+PROGRAMS = sorted((Path(__file__).parent.parent / "programs").glob("*.accel"))
+PASSES = [DESUGAR, SHAPE, REGULARITY, FLATTEN]
+# programs of tests/programs the stage does not flatten yet (none today)
+NOT_FLATTENED: set[str] = set()
+DESCRIPTOR_OPS = (F.Offsets, F.Rebuild, F.SizesToOffsets, F.SegmentIds, F.SegmentIota,
+                  F.Lengths, F.SegReduce, F.SegScan, F.SegFilter, F.SegGather, F.SegLibrary)
+
+
+# ---------------------------------------------------------------- helpers
+
+def flatten(text: str):
+    """The flatten stage of `text` (all its forms)."""
+    stage = stages_of(text, PASSES)[-1]
+    assert stage.name == "flatten"
+    assert verify(stage.program) == []
+    return stage
+
+
+def form(stage, name: str) -> F.FlatForm:
+    return next(f for f in stage.program.forms if name in f.names)
+
+
+def statements(block: F.Block):
+    for stmt in block.stmts:
+        yield stmt
+        if isinstance(stmt.op, F.If):
+            yield from statements(stmt.op.then)
+            yield from statements(stmt.op.else_)
+        elif isinstance(stmt.op, F.Loop):
+            for inner in (stmt.op.cond, stmt.op.body):
+                if inner is not None:
+                    yield from statements(inner)
+
+
+def descriptors(flat_form: F.FlatForm) -> list[str]:
+    """Every statement (and parameter) that makes or reads a segment descriptor."""
+    found = [p.name for p in flat_form.params if F.representation(p.rep) == "irregular"]
+    for stmt in statements(flat_form.body):
+        if isinstance(stmt.op, DESCRIPTOR_OPS) or any(
+                F.representation(t.rep) == "irregular" for t in stmt.targets):
+            found.append(print_stmt(stmt)[0].strip())
+    return found
+
+
+def unseq(t: T.Type) -> T.Type:
+    """Sequences are shown as arrays at the top level."""
+    if isinstance(t, (T.Seq, T.Array)):
+        return T.Array(unseq(t.elem))
+    if isinstance(t, T.Tuple):
+        return T.Tuple(tuple(unseq(e) for e in t.elems))
+    return t
+
+
+def on_numpy(text: str) -> str:
+    """The value of the last expression of `text`, flattened and run on the numpy target
+    (accel errors propagate)."""
+    stages = Session().program_stages(text, "test.accel", stop_after="flatten")
+    typed = next(s for s in stages if s.name == "typed")
+    exprs = [f for f in typed.program.forms if isinstance(f, ast.TopExpr)]
+    t = unseq(typed.types[exprs[-1].expr.id])
+    out = execute(stages[-1].program, {})
+    return format_value(from_flat(out.results[-1], t), t)
+
+
+def outcome(run, text: str):
+    try:
+        return "value", run(text)
+    except AccelError as err:
+        return type(err).__name__, err.span.location() if err.span else None
+
+
+def same_as_interp(text: str) -> None:
+    expected = outcome(lambda src: Session().execute(src, "test.accel").text, text)
+    assert outcome(on_numpy, text) == expected
+
+
+def call_def(text: str, name: str, *args):
+    """`name` of `text` called on interpreter values: (numpy result, interp result)."""
+    session = Session()
+    session.execute(text, "test.accel")
+    expected = session.call(name, list(args))
+    stage = Session().program_stages(text, "test.accel", stop_after="flatten")[-1]
+    flat_form = form(stage, name)
+    t = session.scheme(name).type
+    param_types = []
+    while isinstance(t, T.Func):
+        param_types.append(t.param)
+        t = t.result
+    flat_args = [to_flat(a, p.rep) for a, p in zip(args, flat_form.params)]
+    got = from_flat(call(flat_form, flat_args, {}), t)
+    return format_value(got, t), format_value(expected, t)
+
+
+# ---------------------------------------------------------------- acceptance: regularity
+
+def test_summing_rows_of_a_regular_matrix_is_a_2d_reduction_without_descriptors():
+    stage = flatten("def f (xss: [n][m]i64) = map (\\r -> reduce (+) 0 r) xss")
+    f = form(stage, "f")
+    assert f.params[0].rep == F.Regular("i64", 2)
+    reduces = [s for s in statements(f.body) if isinstance(s.op, F.Reduce)]
+    assert len(reduces) == 1 and reduces[0].op.arr == f.params[0]
+    assert reduces[0].targets[0].rep == F.Regular("i64", 1)
+    assert descriptors(f) == []
+    assert any(step.rule == "LIFT-REDUCE-REGULAR" for step in stage.steps)
+
+
+def test_summing_rows_of_an_irregular_array_is_a_segmented_reduction():
+    stage = flatten("def f (xss: [][]i64) = map (\\r -> reduce (+) 0 r) xss")
+    f = form(stage, "f")
+    assert f.params[0].rep == F.Segmented(F.Regular("i64", 1))
+    assert [type(s.op) for s in statements(f.body)] == [F.Offsets, F.Values, F.SegReduce]
+    assert any(step.rule == "LIFT-REDUCE-SEGMENTED" for step in stage.steps)
+
+
+SORT_ROWS = """
+def is_sorted (r: []i64) : bool = all (\\i -> r[i] <= r[i + 1]) (iota (length r - 1))
+def bubble_pass (r: []i64) : []i64 =
+  loop s = r for i < length r - 1 do
+    if s[i] > s[i + 1] then scatter s [i, i + 1] [s[i + 1], s[i]] else s
+def sort_rows (xss: [n][m]i64) : [][]i64 =
+  map (\\row -> while (\\r -> !(is_sorted r)) bubble_pass row) xss
+"""
+
+EUROPAR = {
+    "yss": """
+def yss (xss: [n][m]i64) : [][]i64 =
+  generate (length xss) (\\i -> generate (length xss[i]) (\\j -> xss[i][j] + 1))
+""",
+    "yss2": """
+def yss2 (xss: [n][m]i64) : [][]i64 =
+  generate (length xss) (\\i ->
+    let c = xss[i][0] > 0
+    let t = generate (length xss[i]) (\\j -> xss[i][j] + 1)
+    let e = generate (length xss[i]) (\\j -> xss[i][j] * 2)
+    in cond c t e)
+""",
+    "yss3": """
+def yss3 (xss: [n][m]i64) : [][]i64 =
+  generate (length xss) (\\i ->
+    let c = xss[i][0] > 0
+    let t = generate (length xss[i]) (\\j -> xss[i][j] + 1)
+    let e = generate (length xss[i]) (\\j -> xss[i][j] * 2)
+    in if c then t else e)
+""",
+    "sort_rows": SORT_ROWS,
+}
+
+
+@pytest.mark.parametrize("name", EUROPAR)
+def test_the_europar_examples_stay_regular(name):
+    text = EUROPAR[name]
+    f = form(flatten(text), name)
+    assert f.params[0].rep == F.Regular("i64", 2)
+    assert descriptors(f) == []
+    assert f.body.result[0].rep == F.Regular("i64", 2)
+    for arg in ([[3, 1, 2], [-9, 8, 7]], [[5], [4], [0]], []):
+        import numpy as np
+        value = [[np.int64(x) for x in row] for row in arg]
+        got, expected = call_def(text, name, value)
+        assert got == expected
+
+
+def test_irregular_results_use_descriptors():
+    text = """
+def double_rows (xss: [n][m]i64) : [][]i64 =
+  map (\\row -> while (\\r -> length r < 64 && r[0] < 10) (\\r -> map (\\x -> 2 * x) (r ++ r)) row) xss
+def ragged (xs: []i64) : [][]i64 = map (\\n -> iota n) xs
+"""
+    stage = flatten(text)
+    assert descriptors(form(stage, "double_rows")) != []
+    ragged = form(stage, "ragged")
+    assert [type(s.op) for s in statements(ragged.body)] == \
+        [F.SizesToOffsets, F.SegmentIota, F.Rebuild]
+    import numpy as np
+    rows = [[np.int64(3), np.int64(1)], [np.int64(50), np.int64(1)]]
+    got, expected = call_def(text, "double_rows", rows)
+    assert got == expected
+
+
+# ---------------------------------------------------------------- acceptance: no lifted scalars
+
+def test_a_scalar_map_is_one_map_with_the_scalar_lambda_inside():
+    stage = flatten("def f (xs: []i64) = map (\\x -> 2*x + 1) xs")
+    f = form(stage, "f")
+    assert len(f.body.stmts) == 1
+    stmt = f.body.stmts[0]
+    assert isinstance(stmt.op, F.Map) and stmt.op.args == (f.params[0],)
+    assert print_stmt(stmt)[0] == "let m_1: [r1]i64 = map (\\x -> 2 * x + 1) xs_1"
+    assert f.body.result == stmt.targets
+    assert [step.rule for step in stage.steps] == ["PARAM", "MAP", "LIFT-MAP-SCALAR"]
+
+
+def test_avoided_scalars_are_free_variables_not_replicated():
+    f = form(flatten("def f (xs: []i64) (n: i64) = map (\\x -> x * n + 1) xs"), "f")
+    assert [type(s.op) for s in f.body.stmts] == [F.Map]
+    assert f.body.stmts[0].op.fn.free == (f.params[1],)
+
+
+def test_maximal_scalar_expressions_around_an_operand_are_one_map():
+    f = form(flatten("def f (xs: []i64) (ys: []i64) = map (\\i -> xs[i] * 2 + i) ys"), "f")
+    ops = [type(s.op) for s in f.body.stmts]
+    assert ops == [F.Gather, F.Map]               # the read, then one map: no lifted `+`
+
+
+def test_invariant_code_is_avoided():
+    stage = flatten("def f (xs: []i64) (m: [][]i64) = map (\\x -> x + length (transpose m)) xs")
+    assert any(step.rule == "AVOID" for step in stage.steps)
+    f = form(stage, "f")
+    transpose = next(s for s in f.body.stmts if isinstance(s.op, F.Library))
+    assert transpose.op.name == "transpose"       # once, outside the map
+    assert json.dumps(flat_json(stage))           # the JSON view says which bindings
+    bindings = flat_json(stage)["bindings"]
+    assert bindings[transpose.targets[0].name]["representation"] == "avoided"
+
+
+# ---------------------------------------------------------------- every construct
+
+@pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
+def test_every_example_program_flattens_and_runs_on_numpy_like_interp(path):
+    text = path.read_text()
+    try:
+        Session().check(text, path.name)
+    except AccelError:
+        pytest.skip("a compile-time error: nothing to flatten")
+    if path.stem in NOT_FLATTENED:
+        with pytest.raises(NotImplementedError, match="flatten: "):
+            Session().program_stages(text, path.name, stop_after="flatten")
+        return
+    same_as_interp(text)
+
+
+CONSTRUCTS = {
+    "lifted-permutations": """
+let xss = [[1, 2, 3], [4], [], [5, 6]]
+let m = [[1, 2, 3], [4, 5, 6]]
+(map reverse xss, map reverse m, map (\\r -> rotate 1 r) xss, map (\\r -> rotate (-1) r) m,
+ map (\\r -> take (length r / 2) r) xss, map (\\r -> drop 1 r) m, map (\\r -> take 2 r) m)""",
+    "lifted-sort-head-slice-concat": """
+let xss = [[3, 1, 2], [4], [9, 8, 7, 6]]
+let m = [[3, 1, 2], [6, 5, 4]]
+(map sort xss, map sort m, map (\\r -> head r) xss, map (\\r -> last r) m, map (\\r -> r[1:]) xss,
+ map (\\r -> r[0:2]) m, map (\\r -> r ++ [0]) xss, map (\\r -> r ++ r) m,
+ map (\\r -> sort_by (\\x -> -x) r) xss)""",
+    "lifted-update-scatter-filter": """
+let m = [[1, 2, 3], [4, 5, 6]]
+let xss = [[1, 2, 3], [4], [5, 6]]
+(map (\\r -> r with [0] = 9) m, map (\\r -> r with [1] = 7) [[1, 2], [3, 4, 5]],
+ map (\\r -> scatter r [0, 2] [10, 30]) m, map (\\r -> filter (\\x -> x % 2 == 1) r) m,
+ map (\\r -> partition (\\x -> x > 2) r) xss)""",
+    "lifted-flatten-depth3-loops": """
+let m = [[1, 2, 3], [4, 5, 6]]
+let xsss = [[[1], [2, 3]], [[]], [[4, 5, 6]]]
+let cube = [[[1, 2], [3, 4]], [[5, 6], [7, 8]]]
+(map flatten xsss, map flatten cube, map (\\xss -> map (\\xs -> map (\\x -> x * 10) xs) xss) xsss,
+ map (\\r -> loop acc = 0 for x in r do acc + x) m, map (\\r -> loop s = r for i < 3 do map (\\x -> x + i) s) m)""",
+    "lifted-if-expand-while": """
+let xs = [1, 5, 3, 8]
+let m = [[1, 2], [3, 4], [5, 6]]
+(map (\\x -> if x > 2 then [x, x] else [0, 0]) xs, map (\\x -> if x > 2 then iota x else [x]) xs,
+ map (\\r -> if r[0] > 2 then map (\\y -> y * 2) r else r) m,
+ map (\\x -> expand (\\y -> y) (\\y i -> y + i) [x, 2]) xs,
+ map (\\x -> while (\\(a, b) -> a < 100) (\\(a, b) -> (a * 2, b + 1)) (x, 0)) xs)""",
+    "avoided-arrays-inside-maps": """
+let xs = [1, 5, 3, 8]
+let ys = [10, 20, 30]
+(map (\\x -> map (\\y -> x + y) ys) xs, map (\\x -> reduce (+) 0 (map (\\y -> x * y) ys)) xs,
+ map (\\x -> filter (\\y -> y > x * 5) ys) xs, map (\\x -> scan (+) 0 (iota x)) xs,
+ map (\\x -> (x, iota x)) xs, generate 3 (\\i -> generate 2 (\\j -> generate i (\\k -> i + j + k))))""",
+    "values-of-outer-levels": """
+let xss = [[1, 2, 3], [4], [], [5, 6]]
+let n = 2
+(map (\\r -> map (\\x -> x + n) r) xss, map (\\r -> map (\\x -> x + length r) r) xss,
+ map (\\r -> let s = reduce (+) 0 r in map (\\x -> x * s) r) xss,
+ map (\\r -> zip r (iota (length r))) xss, map (\\r -> unzip (map (\\x -> (x, x * 2)) r)) xss)""",
+    "partitions-fail-only-where-taken": """
+let xs = [4, 0, 2]
+let e = ([] : []i64)
+(map (\\x -> if x > 0 then 10 / x else 0) xs, map (\\x -> if x > 0 then [10 / x] else []) xs,
+ map (\\x -> let a = iota x in if length a > 1 then a[1] else -1) xs,
+ map (\\x -> loop (i, acc) = (0, []) while i < x do (i + 1, acc ++ [i])) xs,
+ map (\\x -> if x > 5 then head e else x) xs, map (\\x -> if x > 5 then e[0] + x else x) xs)""",
+    "empty-maps-fail-nowhere": """
+let m = generate 0 (\\i -> [1, 2, 3])
+let e = ([] : [][]i64)
+(map (\\r -> take 2 r) m, map (\\r -> 10 / (length r - 3)) m, map (\\r -> iota (length r - 4)) m,
+ map (\\r -> r[5]) m, map (\\r -> head (drop 3 r)) m, map (\\r -> reduce (+) 0 r) e)""",
+    "replicate-and-nested-literals": """
+let xs = [3, 1, 2]
+(map (\\x -> replicate x x) xs, map (\\x -> replicate 2 x) xs, map (\\x -> replicate 2 [x, x]) xs,
+ map (\\x -> map (\\y -> [y]) (iota x)) xs, reduce (\\a b -> a ++ b) [] [[1], [2, 3]])""",
+    "indexing-at-every-level": """
+let m = [[1, 2, 3], [4, 5, 6]]
+let xss = [[1, 2, 3], [4], [5, 6]]
+(map (\\r -> map (\\i -> r[i] * 2) (iota (length r))) m,
+ map (\\r -> map (\\i -> r[length r - 1 - i]) (iota (length r))) xss,
+ map (\\r -> generate (length r) (\\i -> generate (i + 1) (\\j -> r[j]))) xss,
+ map (\\r -> reduce (\\a b -> if a > b then a else b) (-100) r) xss)""",
+    "nested-loops-and-tuples-of-state": """
+let xss = [[5, 1, 4], [2, 3], [9]]
+(map (\\r -> loop s = r for i < length r do loop t = s for j < length r - 1 do
+               if t[j] > t[j + 1] then scatter t [j, j + 1] [t[j + 1], t[j]] else t) xss,
+ map (\\x -> loop (a, i) = (x, 0) while a != 1 && i < 10 do
+               (if a % 2 == 0 then a / 2 else 3 * a + 1, i + 1)) [5, 3, 8])""",
+    "errors-inside-maps": """
+let xss = [[1, 2], [3, 4, 5]]
+map (\\r -> r[2]) xss""",
+    "errors-inside-regular-maps": """
+let m = [[1, 2], [3, 4]]
+map (\\r -> r[2]) m""",
+    "negative-sizes-inside-maps": """
+let xs = [3, -1, 2]
+map (\\n -> iota n) xs""",
+}
+
+
+@pytest.mark.parametrize("name", CONSTRUCTS)
+def test_lifted_constructs_run_on_numpy_like_interp(name):
+    same_as_interp(CONSTRUCTS[name])
+
+
+# ---------------------------------------------------------------- the rules in the log
+
+@pytest.mark.parametrize("text, rules", [
+    ("def f (xs: []i64) = map (\\x -> if x > 0 then iota x else [x]) xs",
+     {"MAP", "LIFT-IF-PARTITION", "LIFT-IOTA-IRREGULAR", "LIFT-ARRAY"}),
+    ("def f (xs: []i64) = map (\\x -> if x > 0 then x else 0 - x) xs", {"LIFT-IF-SELECT"}),
+    ("def f (xs: []i64) (k: i64) = map (\\x -> loop a = x for i < k do a * 2) xs",
+     {"LIFT-LOOP-REGULAR"}),
+    ("def f (xs: []i64) = map (\\x -> loop a = x for i < x do a * 2) xs", {"LIFT-LOOP-ACTIVE"}),
+    ("def f (xs: []i64) = map (\\x -> while (\\y -> y < 100) (\\y -> y * 2) x) xs",
+     {"LIFT-LOOP-ACTIVE"}),
+    ("def f (xs: []i64) (ys: []i64) = map (\\i -> ys[i]) xs", {"LIFT-INDEX-AVOIDED"}),
+    ("def f (xss: [][]i64) = map (\\r -> r[0]) xss", {"LIFT-INDEX-SEGMENTED"}),
+    ("def f (xss: [n][m]i64) = map (\\r -> r[0]) xss", {"LIFT-INDEX-REGULAR"}),
+    ("def f (xss: [][]i64) = map (\\r -> filter (\\x -> x > 0) r) xss",
+     {"LIFT-FILTER-SEGMENTED", "LIFT-MAP-IRREGULAR"}),
+    ("def f (xss: [n][m]i64) = map (\\r -> scan (+) 0 r) xss", {"LIFT-SCAN-REGULAR"}),
+    ("def f (xs: []i64) = expand (\\x -> x) (\\x i -> x + i) xs", {"EXPAND"}),
+    ("def f (xs: []i64) (ys: []f64) = unzip (zip xs ys)", {"TUPLE-F"}),
+    ("def f (xs: [n]i64) = reduce (+) 0 xs", {"SIZE-CHECK", "REDUCE"}),
+    ("def f (xss: [][]i64) = foldSeq (\\a b -> a ++ b) [] (stream xss)",
+     {"REDUCE-SEQUENTIAL", "LOOP"}),
+    ("def f (xs: []i64) = loop a = 0 while a < 10 do a + length xs", {"WHILE"}),
+    ("def f (xs: []i64) (c: bool) = if c then xs else reverse xs", {"IF", "LIBRARY"}),
+])
+def test_rules_are_logged_under_their_names(text, rules):
+    stage = flatten(text)
+    logged = {step.rule for step in stage.steps}
+    assert rules <= logged, logged
+    ids = {stmt.id for f in stage.program.forms for stmt in statements(f.body)}
+    for step in stage.steps:
+        assert set(step.changed) <= ids
+        assert step.stage == "flatten"
+
+
+def test_the_log_is_in_the_order_the_rules_start():
+    stage = flatten("def f (xss: [][]i64) = map (\\r -> map (\\x -> x + 1) r) xss")
+    assert [s.rule for s in stage.steps] == ["PARAM", "MAP", "LIFT-MAP-IRREGULAR",
+                                              "LIFT-MAP-SCALAR"]
+
+
+# ---------------------------------------------------------------- what is not built yet
+
+@pytest.mark.parametrize("text, construct", [
+    ("def f (xsss: [][][]i64) = map (\\xss -> transpose xss) xsss", "`transpose` inside a map"),
+    ("def f (xss: [][]i64) = map (\\r -> reduce_by_index r (+) 0 [0] [1]) xss",
+     "`reduce_by_index` inside a map"),
+    ("def f (xs: []i64) = map (\\x -> reduce (+) x [1, 2]) xs", "lifted neutral element"),
+])
+def test_what_is_not_built_yet_says_what(text, construct):
+    with pytest.raises(NotImplementedError, match=construct):
+        Session().program_stages(text, "t.accel", stop_after="flatten")
+    stages = Session().program_stages(text, "t.accel")       # all stages: ends before flatten
+    assert stages[-1].name == "regularity"
+    with pytest.raises(NotImplementedError, match="flatten: "):
+        Session().program_stages(text, "t.accel", stop_after="flatten")
+
+
+# ---------------------------------------------------------------- the stage and its views
+
+def test_flatten_is_a_stage_of_the_pipeline():
+    from accel_kernel.passes.pipeline import LATER_STAGES, default_passes, stage_names
+    assert stage_names()[-1] == "flatten" and "flatten" not in LATER_STAGES
+    assert default_passes()[-1] is FLATTEN
+    stage = flatten("let xs = [1, 2]\ndef f (ys: []i64) = map (\\y -> y + xs[0]) ys\nxs")
+    assert [f.kind for f in stage.program.forms] == ["let", "def", "expr"]
+    assert stage.changed and stage.types                  # keeps the types of its input
+    assert stage.program.forms[1].body.stmts[0].span is not None
+
+
+def test_generic_defs_have_no_flat_form():
+    stage = flatten("def twice f x = f (f x)\ndef sq x = x * x\nsq 3")
+    assert [f.kind for f in stage.program.forms] == ["expr"]
+    assert [s.rule for s in stage.steps][:2] == ["DEF-INLINED", "DEF-INLINED"]
+
+
+def test_statements_keep_the_span_and_origin_of_their_core_node():
+    stage = flatten("def f (xs: []i64) = map (\\x -> x / 2) xs")
+    stmt = form(stage, "f").body.stmts[0]
+    assert stmt.span.location().endswith(":1:32") and stmt.origin and stmt.id
+
+
+def test_views_of_the_flat_stage():
+    stage = flatten("def f (xss: [][]i64) = map (\\r -> reduce (+) 0 r) xss\n"
+                    "def g (xss: [n][m]i64) = map (\\r -> reduce (+) 0 r) xss")
+    text = flat_text(stage)
+    assert text.startswith("-- stage flatten")
+    assert parse_flat(text) == stage.program
+    dot = flat_dot(stage, highlight={form(stage, "f").body.stmts[-1].id})
+    assert dot.startswith("digraph") and "segment descriptor" in dot and "shape=note" in dot
+    assert "#d6006f" in dot                                   # the highlighted statement
+    view = flat_json(stage)
+    kinds = {b["representation"] for b in view["bindings"].values()}
+    assert kinds <= {"regular", "irregular", "avoided", "scalar"}
+    f, g = form(stage, "f"), form(stage, "g")
+    assert view["bindings"][f.params[0].name]["representation"] == "irregular"
+    assert view["bindings"][g.body.result[0].name]["representation"] == "regular"
+    assert view["bindings"][f.body.result[0].name]["rep"] == "[r1]i64"
+    assert view["steps"] and view["stage"] == "flatten"
+
+
+def test_the_generic_views_dispatch_to_the_flat_ones():
+    from accel_kernel.viz.graphs import node_ids, stage_dot
+    from accel_kernel.viz.json_view import stage_json
+    from accel_kernel.viz.text import source_listing, stage_text
+    stage = flatten("def f (xss: [][]i64) = map (\\r -> reduce (+) 0 r) xss")
+    assert stage_dot(stage) == flat_dot(stage, previous="regularity")
+    assert stage_text(stage) == flat_text(stage)
+    assert stage_json(stage) == flat_json(stage)
+    ids = set(node_ids(stage))
+    assert ids == {s.id for s in form(stage, "f").body.stmts}
+    assert all(f"#{i}" in source_listing(stage) for i in ids)
+
+
+def test_step_walks_the_flattening_rule_by_rule():
+    from accel_kernel.kernel.magics import MagicContext, parse_magic, run_magic
+    session = Session()
+    session.execute("def rowsums (xss: [][]i64) : []i64 = map (\\xs -> reduce (+) 0 xs) xss")
+    ctx = MagicContext(session, cell_name="cell[2]", line=1)
+    out = run_magic(parse_magic("%step flatten rowsums"), ctx)
+    text = out.displays[0]["text/plain"]
+    assert "step 2/3: MAP" in text and "step 3/3: LIFT-REDUCE-SEGMENTED" in text
+    assert "seg_reduce (\\a b -> a + b) 0" in text
+    shown = run_magic(parse_magic("%show flatten rowsums"), ctx)
+    assert "seg_reduce" in shown.displays[0]["text/plain"]
