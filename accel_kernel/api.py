@@ -52,9 +52,21 @@ class Program:
             if not _match(param, actual, mapping):
                 raise AccelTypeError(f"argument {position} of `{entry}`: expected "
                                      f"{T.show(T.substitute(param, mapping))}, got {T.show(actual)}")
+            for var, cls in scheme.constraints.items():
+                bound = mapping.get(var)
+                if bound is not None and not (isinstance(bound, T.Scalar)
+                                              and bound.name in T.CLASSES[cls]):
+                    allowed = ", ".join(sorted(T.CLASSES[cls]))
+                    raise AccelTypeError(f"argument {position} of `{entry}`: `{var}` must be "
+                                         f"one of {allowed}, got {T.show(bound)}")
         values = [from_python(arg, T.substitute(p, mapping)) for p, arg in zip(params, args)]
+        result = T.substitute(result, mapping)
+        if target == "numpy":
+            out = self._session.call_flat(entry, values, [T.substitute(p, mapping)
+                                                          for p in params], result)
+            return to_python(out, result)
         out = self._session.call(entry, values)
-        return to_python(out, T.substitute(result, mapping))
+        return to_python(out, result)
 
     def stages(self, entry: str | None = None, stop_after: str | None = None) -> "Stages":
         """The compilation stages of the program, or of the def `entry` only:

@@ -92,6 +92,9 @@ class Session:
         self._globals: dict[str, _Global] = {}
         self._types: dict[int, Type] = {}
         self._instantiations: dict[int, dict[str, Type]] = {}
+        self._loading_prelude = False
+        self._flat_calls: dict[tuple, tuple] = {}     # call_flat's compiled wrappers
+        self.last_counters = None                     # work and depth of the last flat run
         self._load_prelude()
 
     # ------------------------------------------------------------------ public API
@@ -165,8 +168,7 @@ class Session:
         if entry not in checked.schemes:
             raise AccelNameError(f"`{entry}` is not defined by this program (it defines "
                                  f"{', '.join(checked.schemes) or 'nothing'})")
-        return [replace(stage, program=ast.Program(tuple(
-                    f for f in stage.program.forms if entry in bound_names(f))))
+        return [replace(stage, program=_forms_binding(stage.program, entry))
                 for stage in stages]
 
     def _pipeline(self, program: ast.Program, checked: CheckResult, stop_after: str | None):
@@ -181,6 +183,7 @@ class Session:
 
     def reset(self) -> None:
         """Forget every user global (the prelude stays)."""
+        self._flat_calls.clear()
         for name in [n for n, g in self._globals.items() if g.kind != "prelude"]:
             del self._globals[name]
 
@@ -227,6 +230,8 @@ class Session:
         return Interpreter(values, types, instantiations, cancel=self.cancel)
 
     def _evaluate(self, compiled: _Compiled):
+        if self.target == "numpy" and compiled.program.forms and not self._loading_prelude:
+            return self._evaluate_flat(compiled)
         types = ChainMap(compiled.checked.types, self._types)
         instantiations = ChainMap(compiled.checked.instantiations, self._instantiations)
         for result in compiled.rechecked.values():
@@ -234,7 +239,67 @@ class Session:
             instantiations.maps.insert(0, result.instantiations)
         return self._interpreter(types, instantiations).run_forms(compiled.program.forms)
 
+    def _evaluate_flat(self, compiled: _Compiled):
+        """Run a cell on the `numpy` target: compile it down to the flat IR, run that, and
+        bring the values back as interp values (what the session keeps, for every target)."""
+        from .backends import numpy as flat_numpy
+        from .backends.interp.evaluator import CellValues
+        from .backends.interp.model import DefFunc
+        stages = self._pipeline(compiled.program, compiled.checked, stop_after="flatten")
+        out = flat_numpy.execute(stages[-1].program, self._flat_globals(stages[-2].program),
+                                 cancel=self.cancel)
+        values = CellValues()
+        let_types = {}
+        for form in compiled.program.forms:
+            if isinstance(form, ast.Def):
+                values.bindings[form.name] = DefFunc(form, {})
+            elif isinstance(form, ast.GlobalLet):
+                for name in ast.pattern_names(form.pattern):
+                    let_types[name] = compiled.checked.schemes[name].type
+        values.bindings.update(out.interp_bindings(let_types))
+        values.results.extend(out.interp_results(list(compiled.checked.expr_types)))
+        self.last_counters = out.counters
+        return values
+
+    def _flat_globals(self, core: ast.Program) -> dict[str, Any]:
+        """The global lets the core program `core` reads, as flat values."""
+        from .backends import numpy as flat_numpy
+        used = {n.name for form in core.forms for n in ast.walk(form) if isinstance(n, ast.Var)}
+        env = {}
+        for name in used:
+            entry = self._globals.get(name)
+            if entry is not None and entry.kind == "let":
+                rep = flat_numpy.rep_of_value(entry.value, entry.scheme.type)
+                env[name] = flat_numpy.to_flat(entry.value, rep)
+        return env
+
+    def call_flat(self, name: str, args: list[Any], params: list[Type], result: Type) -> Any:
+        """Call the global def `name` on the `numpy` target, with interp values of the
+        concrete types `params`; gives the interp value of type `result`. The call is compiled
+        as a def whose parameters are annotated with those types, sized where the argument
+        is rectangular (so a regular argument keeps a regular representation), and cached."""
+        from .backends import numpy as flat_numpy
+        reps = [flat_numpy.rep_of_value(a, t) for a, t in zip(args, params)]
+        annotations = [_annotation(t, r, f"s{k}_") for k, (t, r) in enumerate(zip(params, reps))]
+        key = (name, tuple(annotations))
+        if key not in self._flat_calls:
+            names = [f"p{k}" for k in range(len(args))]
+            text = (f"def accel_call_ " + " ".join(f"({p}: {a})" for p, a in
+                                                  zip(names, annotations))
+                    + f" = {name} {' '.join(names)}")
+            compiled = self._compile(text, f"<call of {name}>")
+            stages = self._pipeline(compiled.program, compiled.checked, stop_after="flatten")
+            form = next(f for f in stages[-1].program.forms if "accel_call_" in f.names)
+            self._flat_calls[key] = (form, self._flat_globals(stages[-2].program))
+        form, env = self._flat_calls[key]
+        flat_args = [flat_numpy.to_flat(a, p.rep) for a, p in zip(args, form.params)]
+        counters = flat_numpy.Counters()
+        out = flat_numpy.call(form, flat_args, env, counters=counters, cancel=self.cancel)
+        self.last_counters = counters
+        return flat_numpy.from_flat(out, result)
+
     def _commit(self, compiled: _Compiled, values, kind: str) -> CellResult:
+        self._flat_calls.clear()
         checked = compiled.checked
         for result in [checked, *compiled.rechecked.values()]:
             self._types.update(result.types)
@@ -267,12 +332,43 @@ class Session:
     def _load_prelude(self) -> None:
         text = resources.files("accel_kernel").joinpath("prelude.accel").read_text()
         compiled = self._compile(text, "prelude.accel")
+        self._loading_prelude = True          # the prelude is definitions: interp keeps them
         self._commit(compiled, self._evaluate(compiled), kind="prelude")
+        self._loading_prelude = False
 
     def _info(self, entry: _Global) -> GlobalInfo:
         return GlobalInfo(entry.name, entry.kind, show_scheme(entry.scheme), entry.doc)
 
 
+
+
+def _annotation(t: Type, rep: Any, prefix: str, outer: bool = True) -> str:
+    """Accel syntax for the concrete type `t`, with a size name on every dimension that the
+    value's representation `rep` shows to be rectangular: `[s0_0][s0_1]f64`, `[][s0_1]f64`
+    (ragged rows), `[]f64`; arrays of tuples get no sizes. `outer=False`: the outer dimension of `rep` is the
+    concatenation of a segmented level's rows, so it is not one size."""
+    from .ir.flat import Regular, Segmented, TupleRep
+    from .lang import types as T
+    if isinstance(rep, TupleRep) and isinstance(t, T.Tuple):
+        return "(" + ", ".join(_annotation(e, r, f"{prefix}{k}_", outer)
+                               for k, (e, r) in enumerate(zip(t.elems, rep.parts))) + ")"
+    if isinstance(rep, Regular) and isinstance(t, T.Array):
+        dims, inner = [], t
+        while isinstance(inner, T.Array):
+            dims.append(f"[{prefix}{len(dims)}]" if dims or outer else "[]")
+            inner = inner.elem
+        return "".join(dims) + T.show(inner)
+    if isinstance(rep, Segmented) and isinstance(t, T.Array):
+        return "[]" + _annotation(t.elem, rep.inner, prefix + "i", outer=False)
+    return T.show(t)
+
+
+def _forms_binding(program, entry: str):
+    """The forms of a stage's program that bind `entry` (an AST or a flat program)."""
+    if isinstance(program, ast.Program):
+        return ast.Program(tuple(f for f in program.forms if entry in bound_names(f)))
+    from dataclasses import replace
+    return replace(program, forms=tuple(f for f in program.forms if entry in f.names))
 
 
 def _doc_comment(form: ast.TopForm) -> str:

@@ -12,10 +12,9 @@ TARGETS: dict[str, str] = {
     "cuda": "numba.cuda kernels on an NVIDIA GPU",
 }
 
-BUILT: frozenset[str] = frozenset({"interp"})
+BUILT: frozenset[str] = frozenset({"interp", "numpy"})
 
 _PENDING = {
-    "numpy": "it arrives with regularity-preserving flattening (the flat IR run with numpy)",
     "cpu": "it arrives with fusion and the numba CPU back end",
     "cuda": "it arrives with the numba.cuda back end",
 }

@@ -26,7 +26,13 @@ def test_regular_in_regular_out(prog):
 
 def test_generic_def_takes_its_types_from_the_arguments(prog):
     assert prog.run("twice", np.int32(4)) == 8 and prog.run("twice", np.int32(4)).dtype == np.int32
-    assert prog.run("twice", np.array([1.5, 2.0])).tolist() == [3.0, 4.0]
+    assert prog.run("twice", 1.5) == 3.0
+
+
+def test_constrained_type_variables_are_checked(prog):
+    """`twice x = x + x` is `num a => a -> a`: an array is not a number."""
+    with pytest.raises(acc.AccelTypeError, match="argument 1 of `twice`: `a` must be one of"):
+        prog.run("twice", np.array([1.5, 2.0]))
 
 
 def test_ragged_rows(prog):
@@ -68,3 +74,38 @@ def test_stages_of_a_def_by_name_and_views():
     assert regularity.dot.lstrip().startswith("digraph")
     with pytest.raises(KeyError, match="no stage 'fuse'"):
         stages["fuse"]
+
+
+@pytest.mark.parametrize("entry, args", [
+    ("scale", (2.0, np.array([1.0, 2.5]))),
+    ("twice", (np.float32(1.5),)),
+    ("sum_rows", (ak.Array([[1, 2, 3], [], [4]]),)),
+    ("sum_rows", (np.arange(6, dtype=np.int64).reshape(2, 3),)),
+    ("pairs", (3,)),
+])
+def test_the_numpy_target_gives_the_interpreters_values(prog, entry, args):
+    expected = prog.run(entry, *args)
+    got = prog.run(entry, *args, target="numpy")
+    assert type(got) is type(expected)
+    assert ak.to_list(got) == ak.to_list(expected)
+
+
+def test_a_regular_argument_keeps_a_regular_representation_on_numpy(prog):
+    """The call is compiled with the argument's sizes: rows of a 2-D numpy array are summed
+    by a 2-D reduction, ragged rows by a segmented one."""
+    from accel_kernel.ir import flat as F
+    session = prog._session
+    prog.run("sum_rows", np.ones((2, 3), dtype=np.int64), target="numpy")
+    prog.run("sum_rows", ak.Array([[1], [2, 3]]), target="numpy")
+    ops = {key[1][0]: {type(s.op) for s in form.body.stmts}
+           for key, (form, _) in session._flat_calls.items() if key[0] == "sum_rows"}
+    assert set(ops) == {"[s0_0][s0_1]i64", "[][]i64"}
+    assert F.Reduce in ops["[s0_0][s0_1]i64"] and F.SegReduce not in ops["[s0_0][s0_1]i64"]
+    assert F.SegReduce in ops["[][]i64"]
+    assert session.last_counters.work > 0
+
+
+def test_errors_on_the_numpy_target_are_accel_errors(prog):
+    bad = acc.compile("def at (xs: []i64) (i: i64) : i64 = xs[i]")
+    with pytest.raises(acc.AccelIndexError):
+        bad.run("at", np.arange(3), 5, target="numpy")

@@ -89,6 +89,9 @@ def test_help_lists_every_magic(ctx):
 def test_target_show_and_set(ctx):
     assert run("%target", ctx).stdout == ["target: interp\n"]
     assert run("%target interp", ctx).stdout == ["target: interp\n"]
+    assert run("%target numpy", ctx).stdout == ["target: numpy\n"]
+    assert ctx.session.target == "numpy"
+    run("%target interp", ctx)
     with pytest.raises(NotImplementedError, match="not built yet"):
         run("%target cuda", ctx)
     assert ctx.session.target == "interp"

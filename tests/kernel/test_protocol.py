@@ -144,6 +144,16 @@ def test_unknown_magic_and_not_built_target(kernel):
     assert reply["ename"] == "NotImplementedError" and "not built yet" in reply["evalue"]
 
 
+def test_a_construct_the_numpy_target_does_not_run_yet_is_reported(kernel):
+    kernel.run("%target numpy")
+    assert kernel.run("let ok = map (\\x -> x + 1) [1, 2]")["status"] == "ok"
+    reply = kernel.run("let t = map (\\r -> transpose r) [[[1, 2], [3, 4]]]")
+    assert reply["ename"] == "NotImplementedError" and "transpose" in reply["evalue"]
+    assert all("Traceback" not in line for line in reply["traceback"])
+    assert kernel.run("ok")["status"] == "ok"
+    assert kernel.run("t")["status"] == "error"         # the failed cell bound nothing
+
+
 def test_notes_go_to_stdout(kernel):
     kernel.run("def f x = x + 1\ndef g x = f x * 2")
     kernel.run("def f x = x + 10")

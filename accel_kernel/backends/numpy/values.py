@@ -24,6 +24,7 @@ import numpy as np
 from ...ir.flat import Regular, Rep, ScalarRep, Segmented, TupleRep
 from ...lang import types as T
 from ..interp import scalars
+from ..interp.model import Sequence
 
 DTYPES: dict[str, type] = {"bool": np.bool_, "i32": np.int32, "i64": np.int64,
                            "f32": np.float32, "f64": np.float64}
@@ -81,6 +82,8 @@ def rep_of_type(t: T.Type, regular: bool = True) -> Rep:
 def rep_of_value(value: Any, t: T.Type) -> Rep:
     """The most regular representation of type `t` that fits the interpreter value `value`:
     regular down to the first ragged level, segmented above it."""
+    if isinstance(t, T.Seq):                      # a sequence is stored as an array
+        return rep_of_value(list(value), T.Array(t.elem))
     if isinstance(t, T.Scalar):
         return ScalarRep(t.name)
     if isinstance(t, T.Tuple):
@@ -124,6 +127,8 @@ def component(value: Any, k: int) -> Any:
 def to_flat(value: Any, rep: Rep) -> FlatValue:
     """An interpreter value in representation `rep`. A ragged value given a regular `rep` is
     a programming error (ValueError), not an accel error."""
+    if isinstance(value, Sequence):               # a sequence is stored as an array
+        value = list(value.items)
     if isinstance(rep, ScalarRep):
         return make_scalar(rep.elem, value.item() if isinstance(value, np.generic) else value)
     if isinstance(rep, TupleRep):
@@ -211,6 +216,8 @@ def _from_type(value: FlatValue, t: T.Type) -> Any:
         return DTYPES[t.name](value)
     if isinstance(t, T.Tuple):
         return tuple(_from_type(v, e) for v, e in zip(value, t.elems))
+    if isinstance(t, T.Seq):                      # a sequence is stored as an array
+        return Sequence(tuple(_from_type(value, T.Array(t.elem))))
     if not isinstance(t, T.Array):
         raise ValueError(f"cannot convert a flat value of type {T.show(t)}")
     if isinstance(value, Segs):
