@@ -1,0 +1,157 @@
+"""Differential tests: every compiled target against `interp`, which defines meaning.
+
+`tests/test_programs.py` runs every example program on every built target; here the code
+cells of the notebooks run cell by cell in one session per target, and random nested
+programs (hypothesis) run on both. Values must be equal; an error must have the same kind.
+Float results are compared after printing, so they must agree to the printed digits.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from accel_kernel.kernel.magics import strip_magics
+from accel_kernel.lang.errors import AccelError
+from accel_kernel.session import Session
+from accel_kernel.targets import BUILT
+
+REPO = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
+COMPILED = sorted(BUILT - {"interp"})
+
+
+def outcome(session: Session, code: str, name: str = "cell") -> tuple[str, str | None]:
+    """("value", printed value) or ("error", kind) of one cell."""
+    try:
+        return "value", session.execute(code, name).text
+    except AccelError as err:
+        return "error", err.kind
+
+
+def code_cells(path: Path) -> list[str]:
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return [strip_magics("".join(c["source"])) for c in cells if c["cell_type"] == "code"]
+
+
+@pytest.mark.parametrize("target", COMPILED)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_cells_agree_with_the_interpreter(path: Path, target: str):
+    reference, compiled = Session(), Session(target=target)
+    cells = [c for c in code_cells(path) if c.strip()]
+    assert cells, f"{path.name} has no accel code"
+    for k, code in enumerate(cells):
+        expected = outcome(reference, code, f"cell{k}")
+        assert outcome(compiled, code, f"cell{k}") == expected, code
+
+
+# ---------------------------------------------------------------- random nested programs
+
+@st.composite
+def nested_program(draw) -> str:
+    """A well-typed expression over two globals, `xs : []i64` and `xss : [][]i64` (rows of
+    any length, empty ones included), nesting maps, reductions, scans, filters, `iota`,
+    indexing, `if` and `loop`. Nothing in it can fail, so both targets must give values."""
+    scalar_ops = ["+", "-", "*", "min", "max"]
+
+    def var(scope, kind):
+        names = [n for n, k in scope if k == kind]
+        return draw(st.sampled_from(names)) if names else None
+
+    def scalar(scope, depth) -> str:
+        choice = draw(st.integers(2 if depth > 2 else 0, 9 if depth > 0 else 2))
+        v = var(scope, "i")
+        if choice == 0 or (choice == 1 and v is None):
+            return f"({draw(st.integers(-3, 5))})"
+        if choice == 1:
+            return v
+        op = draw(st.sampled_from(scalar_ops))
+        a, b = scalar(scope, depth - 1), scalar(scope, depth - 1)
+        if choice == 2:
+            return f"({a} {op} {b})" if op in "+-*" else f"({op} {a} {b})"
+        if choice == 3:
+            return f"(reduce (+) 0 {array(scope, depth - 1)})"
+        if choice == 4:
+            return f"(length {array(scope, depth - 1)})"
+        if choice == 5:
+            return f"(if {a} < {b} then {scalar(scope, depth - 1)} else {a})"
+        if choice == 6:
+            xs = array(scope, depth - 1)
+            return f"(let a = {xs} in if length a > 0 then a[(max 0 {a}) % length a] else {b})"
+        if choice == 7:
+            return f"(reduce max (-100) {array(scope, depth - 1)})"
+        if choice == 8:
+            return f"(loop acc = {a} for i < 3 do acc + i * {b})"
+        return f"({a} % 4 + {b} / 3)"
+
+    def array(scope, depth) -> str:
+        choice = draw(st.integers(2 if depth > 2 else 0, 9 if depth > 0 else 1))
+        if choice == 0:
+            return var(scope, "a") or "xs"
+        if choice == 1:
+            return f"[{scalar(scope, 0)}, {scalar(scope, 0)}]"
+        inner = scope + [(f"x{depth}", "i")]
+        if choice == 2:
+            return f"(map (\\x{depth} -> {scalar(inner, depth - 1)}) {array(scope, depth - 1)})"
+        if choice == 3:
+            return (f"(filter (\\x{depth} -> {scalar(inner, depth - 1)} > 0) "
+                    f"{array(scope, depth - 1)})")
+        if choice == 4:
+            return f"(scan (+) 0 {array(scope, depth - 1)})"
+        if choice == 5:
+            return f"(iota (max 0 {scalar(scope, depth - 1)} % 6))"
+        if choice == 6:
+            rows = rows_of(scope, depth - 1)
+            return f"(map (\\r{depth} -> reduce (+) 0 r{depth}) {rows})"
+        if choice == 7:
+            return f"({array(scope, depth - 1)} ++ {array(scope, depth - 1)})"
+        if choice == 8:
+            return f"(reverse {array(scope, depth - 1)})"
+        rows = rows_of(scope, depth - 1)
+        return f"(map (\\r{depth} -> length r{depth}) {rows})"
+
+    def rows_of(scope, depth) -> str:
+        choice = draw(st.integers(1 if depth > 2 else 0, 4 if depth > 0 else 0))
+        if choice == 0:
+            return var(scope, "aa") or "xss"
+        inner = scope + [(f"y{depth}", "i")]
+        if choice == 1:
+            return f"(map (\\y{depth} -> {array(inner, depth - 1)}) {array(scope, depth - 1)})"
+        row_scope = scope + [(f"r{depth}", "a")]
+        source = rows_of(scope, depth - 1)
+        if choice == 2:
+            return f"(map (\\r{depth} -> {array(row_scope, depth - 1)}) {source})"
+        if choice == 3:
+            return f"(map (\\r{depth} -> filter (\\z -> z > {scalar(scope, 0)}) r{depth}) {source})"
+        return f"(map (\\r{depth} -> map (\\z -> z * {scalar(scope, 0)}) r{depth}) {source})"
+
+    xs = draw(st.lists(st.integers(-5, 9), max_size=5))
+    xss = draw(st.lists(st.lists(st.integers(-5, 9), max_size=4), max_size=4))
+    kind = draw(st.sampled_from(["i", "a", "aa"]))
+    scope = [("xs", "a"), ("xss", "aa")]
+    body = {"i": scalar, "a": array, "aa": rows_of}[kind](scope, 4)
+    return (f"let xs = ([{', '.join(map(str, xs))}] : []i64)\n"
+            f"let xss = ([{', '.join('[' + ', '.join(map(str, r)) + ']' for r in xss)}] : [][]i64)\n"
+            f"{body}\n")
+
+
+SESSIONS: dict[str, Session] = {}
+
+
+def fresh_session(target: str) -> Session:
+    """One session per target for all examples, reset before each (the prelude stays)."""
+    session = SESSIONS.setdefault(target, Session(target=target))
+    session.reset()
+    return session
+
+
+@pytest.mark.parametrize("target", COMPILED)
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=nested_program())
+def test_random_nested_programs_agree_with_the_interpreter(text: str, target: str):
+    expected = outcome(fresh_session("interp"), text)
+    assert expected[0] == "value", (expected, text)       # the generator makes no errors
+    assert outcome(fresh_session(target), text) == expected, text
