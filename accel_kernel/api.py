@@ -37,8 +37,19 @@ class Program:
 
     def run(self, entry: str, *args: Any, target: str = "interp") -> Any:
         """Call the def `entry` with Python arguments; return its value as numpy/awkward."""
-        from .values import from_python, to_python
+        from .values import to_python
         targets.check_target(target)
+        values, params, result = self._arguments(entry, args)
+        if target == "numpy":
+            out = self._session.call_flat(entry, values, params, result)
+        else:
+            out = self._session.call(entry, values)
+        return to_python(out, result)
+
+    def _arguments(self, entry: str, args: tuple) -> tuple[list[Any], list[T.Type], T.Type]:
+        """The interp values of the Python arguments, the concrete parameter types and the
+        result type of this call of `entry` (the program is run once, first)."""
+        from .values import from_python
         if not self._loaded:
             self._session.execute(self.source, self.name)
             self._loaded = True
@@ -59,14 +70,16 @@ class Program:
                     allowed = ", ".join(sorted(T.CLASSES[cls]))
                     raise AccelTypeError(f"argument {position} of `{entry}`: `{var}` must be "
                                          f"one of {allowed}, got {T.show(bound)}")
-        values = [from_python(arg, T.substitute(p, mapping)) for p, arg in zip(params, args)]
-        result = T.substitute(result, mapping)
-        if target == "numpy":
-            out = self._session.call_flat(entry, values, [T.substitute(p, mapping)
-                                                          for p in params], result)
-            return to_python(out, result)
-        out = self._session.call(entry, values)
-        return to_python(out, result)
+        concrete = [T.substitute(p, mapping) for p in params]
+        values = [from_python(arg, p) for p, arg in zip(concrete, args)]
+        return values, concrete, T.substitute(result, mapping)
+
+    def flat_run(self, entry: str, *args: Any):
+        """Flattening on real data: `entry` called on these arguments on the `numpy` target
+        with every flat binding's value traced, and work and depth next to the
+        interpreter's (`viz.flat_run.FlatRun`: `.text()`, `.dot()`, `.svg()`)."""
+        values, params, result = self._arguments(entry, args)
+        return self._session.flat_call_run(entry, values, params, result)
 
     def stages(self, entry: str | None = None, stop_after: str | None = None) -> "Stages":
         """The compilation stages of the program, or of the def `entry` only:

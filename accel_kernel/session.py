@@ -94,6 +94,7 @@ class Session:
         self._instantiations: dict[int, dict[str, Type]] = {}
         self._loading_prelude = False
         self._flat_calls: dict[tuple, tuple] = {}     # call_flat's compiled wrappers
+        self._rep_cache: dict[str, tuple[Any, Any]] = {}   # global -> (its value, its rep)
         self.last_counters = None                     # work and depth of the last flat run
         self._load_prelude()
 
@@ -146,14 +147,48 @@ class Session:
         """The compilation stages (`passes.pipeline.Stage` list) of a global def or let named
         `target`, or else of `target` read as cell text (an expression, or forms). Nothing is
         evaluated and no global changes; bad text raises AccelError with its position."""
+        program, checked = self._target_program(target, name)
+        return self._pipeline(program, checked, stop_after)
+
+    def _target_program(self, target: str, name: str) -> tuple[ast.Program, CheckResult]:
         entry = self._globals.get(target.strip())
         if entry is not None and entry.kind != "prelude":
             program = ast.Program((entry.form,))
-            checked = check_program(program, self._env())
         else:
             program = parse_program(Source(name, target), self._ids)
-            checked = check_program(program, self._env())
-        return self._pipeline(program, checked, stop_after)
+        return program, check_program(program, self._env())
+
+    def flat_run(self, target: str, name: str = "stages"):
+        """Flattening on real data: the flatten stage of `target` (as for `stages`), its flat
+        program run on the session's values with every binding's value traced, and the work
+        and depth of the flat program next to the interpreter's (`viz.flat_run.FlatRun`).
+        A def has no inputs: its run is empty. Nothing changes in the session; an accel
+        error while running stops the run and is recorded in it."""
+        from .backends import numpy as flat_numpy
+        from .values import format_value
+        from .viz.flat_run import FlatRun, interp_costs
+        program, checked = self._target_program(target, name)
+        stages = self._pipeline(program, checked, stop_after="flatten")
+        env = self._flat_globals(stages[-2].program)
+        counters = flat_numpy.Counters(trace=[])
+        fields: dict[str, Any] = {"inputs": dict(sorted(env.items())), "stages": stages,
+                                  "runs": not all(isinstance(f, ast.Def) for f in program.forms)}
+        try:
+            out = flat_numpy.execute(stages[-1].program, env, counters=counters,
+                                     cancel=self.cancel)
+            if out.results:
+                value = out.interp_results(checked.expr_types[-1:])[0]
+                fields["result"] = format_value(value, checked.expr_types[-1])
+        except AccelError as err:
+            fields["error"] = err.format().splitlines()[0]
+        try:
+            types = ChainMap(checked.types, self._types)
+            instantiations = ChainMap(checked.instantiations, self._instantiations)
+            values = self._interpreter(types, instantiations).run_forms(program.forms)
+            fields["interp_work"], fields["interp_depth"] = interp_costs(values)
+        except AccelError:
+            pass
+        return FlatRun.from_counters(stages[-1], counters, **fields)
 
     def program_stages(self, code: str, name: str, entry: str | None = None,
                        stop_after: str | None = None):
@@ -172,14 +207,33 @@ class Session:
                 for stage in stages]
 
     def _pipeline(self, program: ast.Program, checked: CheckResult, stop_after: str | None):
-        from .passes.pipeline import default_passes, run_pipeline
+        from .passes.pipeline import Options, default_passes, run_pipeline
         from dataclasses import replace
         definitions = {n: g.form for n, g in self._globals.items() if isinstance(g.form, ast.Def)}
         # the types of earlier cells too: a pass may inline their defs
         checked = replace(checked, types=ChainMap(checked.types, self._types),
                           instantiations=ChainMap(checked.instantiations, self._instantiations))
+        options = Options(global_reps=self._global_reps())
         return run_pipeline(program, checked, self._env(), definitions, self._ids,
-                            default_passes(), stop_after=stop_after)
+                            default_passes(), options=options, stop_after=stop_after)
+
+    def _global_reps(self) -> dict[str, Any]:
+        """The flat representation of every global let's value (computed once per value)."""
+        from .backends.numpy import rep_of_value
+        out = {}
+        for name, entry in self._globals.items():
+            if entry.kind != "let":
+                continue
+            cached = self._rep_cache.get(name)
+            if cached is None or cached[0] is not entry.value:
+                try:
+                    rep = rep_of_value(entry.value, entry.scheme.type)
+                except ValueError:          # no flat representation (not an array value)
+                    rep = None
+                cached = self._rep_cache[name] = (entry.value, rep)
+            if cached[1] is not None:
+                out[name] = cached[1]
+        return out
 
     def reset(self) -> None:
         """Forget every user global (the prelude stays)."""
@@ -279,24 +333,60 @@ class Session:
         as a def whose parameters are annotated with those types, sized where the argument
         is rectangular (so a regular argument keeps a regular representation), and cached."""
         from .backends import numpy as flat_numpy
-        reps = [flat_numpy.rep_of_value(a, t) for a, t in zip(args, params)]
-        annotations = [_annotation(t, r, f"s{k}_") for k, (t, r) in enumerate(zip(params, reps))]
-        key = (name, tuple(annotations))
-        if key not in self._flat_calls:
-            names = [f"p{k}" for k in range(len(args))]
-            text = (f"def accel_call_ " + " ".join(f"({p}: {a})" for p, a in
-                                                  zip(names, annotations))
-                    + f" = {name} {' '.join(names)}")
-            compiled = self._compile(text, f"<call of {name}>")
-            stages = self._pipeline(compiled.program, compiled.checked, stop_after="flatten")
-            form = next(f for f in stages[-1].program.forms if "accel_call_" in f.names)
-            self._flat_calls[key] = (form, self._flat_globals(stages[-2].program))
-        form, env = self._flat_calls[key]
+        stages, env = self._flat_call_stages(name, args, params)
+        form = stages[-1].program.forms[0]
         flat_args = [flat_numpy.to_flat(a, p.rep) for a, p in zip(args, form.params)]
         counters = flat_numpy.Counters()
         out = flat_numpy.call(form, flat_args, env, counters=counters, cancel=self.cancel)
         self.last_counters = counters
         return flat_numpy.from_flat(out, result)
+
+    def flat_call_run(self, name: str, args: list[Any], params: list[Type], result: Type):
+        """`call_flat` traced: a `viz.flat_run.FlatRun` of the call, with the interpreter's
+        work and depth for the same call."""
+        from .backends import numpy as flat_numpy
+        from .values import format_value
+        from .viz.flat_run import FlatRun
+        stages, env = self._flat_call_stages(name, args, params)
+        form = stages[-1].program.forms[0]
+        flat_args = [flat_numpy.to_flat(a, p.rep) for a, p in zip(args, form.params)]
+        counters = flat_numpy.Counters(trace=[])
+        fields: dict[str, Any] = {"stages": stages, "inputs": {
+            p.name: a for p, a in zip(form.params, flat_args)}}
+        try:
+            out = flat_numpy.call(form, flat_args, env, counters=counters, cancel=self.cancel)
+            fields["result"] = format_value(flat_numpy.from_flat(out, result), result)
+        except AccelError as err:
+            fields["error"] = err.format().splitlines()[0]
+        interp = self._interpreter(self._types, self._instantiations)
+        costs = getattr(interp, "costs", None)
+        try:
+            interp.call(self._globals[name].value, list(args))
+            if costs is not None:
+                fields["interp_work"], fields["interp_depth"] = costs.work, costs.depth
+        except AccelError:
+            pass
+        return FlatRun.from_counters(stages[-1], counters, **fields)
+
+    def _flat_call_stages(self, name: str, args: list[Any], params: list[Type]):
+        """The stages (through flatten) of the wrapper def that calls `name` on arguments
+        of these types and shapes, and the globals it reads; cached until globals change."""
+        from .backends import numpy as flat_numpy
+        reps = [flat_numpy.rep_of_value(a, t) for a, t in zip(args, params)]
+        annotations = [_annotation(t, r, f"s{k}_") for k, (t, r) in enumerate(zip(params, reps))]
+        key = (name, tuple(annotations))
+        if key not in self._flat_calls:
+            form = self._globals[name].form
+            own = [p.name for p in getattr(form, "params", ())[:len(args)]
+                   if isinstance(p, ast.PVar)]       # the def's own names, when it has them
+            names = own if len(set(own)) == len(args) else [f"p{k}" for k in range(len(args))]
+            text = (f"def accel_call_ " + " ".join(f"({p}: {a})" for p, a in
+                                                  zip(names, annotations))
+                    + f" = {name} {' '.join(names)}")
+            compiled = self._compile(text, f"<call of {name}>")
+            stages = self._pipeline(compiled.program, compiled.checked, stop_after="flatten")
+            self._flat_calls[key] = (stages, self._flat_globals(stages[-2].program))
+        return self._flat_calls[key]
 
     def _commit(self, compiled: _Compiled, values, kind: str) -> CellResult:
         self._flat_calls.clear()

@@ -97,8 +97,8 @@ def test_a_regular_argument_keeps_a_regular_representation_on_numpy(prog):
     session = prog._session
     prog.run("sum_rows", np.ones((2, 3), dtype=np.int64), target="numpy")
     prog.run("sum_rows", ak.Array([[1], [2, 3]]), target="numpy")
-    ops = {key[1][0]: {type(s.op) for s in form.body.stmts}
-           for key, (form, _) in session._flat_calls.items() if key[0] == "sum_rows"}
+    ops = {key[1][0]: {type(s.op) for s in stages[-1].program.forms[0].body.stmts}
+           for key, (stages, _) in session._flat_calls.items() if key[0] == "sum_rows"}
     assert set(ops) == {"[s0_0][s0_1]i64", "[][]i64"}
     assert F.Reduce in ops["[s0_0][s0_1]i64"] and F.SegReduce not in ops["[s0_0][s0_1]i64"]
     assert F.SegReduce in ops["[][]i64"]

@@ -290,15 +290,26 @@ def _code_bundle(text: str) -> dict[str, str]:
 def _step(ctx: MagicContext, args: str) -> MagicOutput:
     from ..viz.widgets import StepFrames, step_bundle, typed_types
     name, target = _stage_and_target(args, "step")
-    target, stages = _compile_stages(ctx, target, "step", stop_after=name)
+    out = MagicOutput()
+    run = None
+    if name == "flatten":          # flattening on real data: run it on the session's values
+        target = _stage_target(ctx, target, "step")
+        run = ctx.session.flat_run("\n" * (ctx.line - 1) + target, name=ctx.cell_name)
+        stages = run.stages
+        if not run.runs:
+            run = None
+            out.stdout.append(f"{_title(target)} is a def: no values to show (`%step flatten "
+                              f"{target.strip()} ARGS...` runs it on data)\n")
+    else:
+        target, stages = _compile_stages(ctx, target, "step", stop_after=name)
     index = [s.name for s in stages].index(name)
     stage = stages[index]
     if not stage.steps:
         why = "it changed nothing" if not stage.changed else "it records no rewrite steps"
-        return MagicOutput(stdout=[f"stage {stage.name} of {_title(target)} has no steps "
-                                   f"to show: {why}\n"])
-    frames = StepFrames(stage, stages[index - 1] if index else None, typed_types(stages))
-    out = MagicOutput()
+        out.stdout.append(f"stage {stage.name} of {_title(target)} has no steps "
+                          f"to show: {why}\n")
+        return out
+    frames = StepFrames(stage, stages[index - 1] if index else None, typed_types(stages), run)
     out.show(*step_bundle(frames))
     return out
 

@@ -97,6 +97,9 @@ class RewriteLog:
 class Options:
     """Compiler options, passed in explicitly (never read from the environment)."""
     inline_prelude: bool = True       # desugar inlines calls of prelude and user defs
+    # the flat representation of each global let's value (the session's values: `[r2]` for a
+    # rectangular `[][]` value), so that flatten keeps an earlier cell's regular array regular
+    global_reps: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
 
 @dataclass

@@ -18,7 +18,7 @@ Pure: text in, text out, as `graphs.py`.
 from __future__ import annotations
 
 import html
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from ..ir import flat as F
 from ..ir.flat_printer import print_flat, print_op
@@ -160,15 +160,19 @@ def _short(text: str, width: int = 44) -> str:
 
 
 class _Dot:
-    def __init__(self, stage: Stage, highlight: set[int]):
+    def __init__(self, stage: Stage, highlight: set[int], values: Mapping[int, str],
+                 inputs: Mapping[str, str]):
         self.stage = stage
         self.highlight = highlight
+        self.values = values              # statement id -> its value on real data
+        self.input_values = inputs        # input name -> its value
         self.avoided = avoided_ids(stage)
         self.descriptors = descriptor_names(stage.program)
         self.lines: list[str] = []
         self.edges: list[tuple[str, str]] = []
         self.binder: dict[str, str] = {}          # variable -> DOT node that binds it
         self.inputs: dict[str, str] = {}
+        self.reps: dict[str, F.Rep] = {}          # variable -> its rep, where it is read
 
     def node_name(self, stmt: F.Stmt) -> str:
         return f"s{stmt.id}" if stmt.id else f"s_{id(stmt)}"
@@ -178,7 +182,10 @@ class _Dot:
             name = f"in_{len(self.inputs)}"
             self.inputs[var.name] = name
             kind = F.representation(var.rep)
-            label = f"<<b>{_h(var.name)}</b><br/><font point-size=\"9\">{_h(F.show_rep(var.rep))}</font>>"
+            label = f"<<b>{_h(var.name)}</b><br/><font point-size=\"9\">{_h(F.show_rep(var.rep))}</font>"
+            if var.name in self.input_values:
+                label += f"<br/>{_value_row(self.input_values[var.name])}"
+            label += ">"
             self.lines.append(f'{indent}{name} [label={label}, shape=invhouse, '
                               f'fillcolor="{_FILL.get(kind, WHITE)}", style="filled"];')
         return self.inputs[var.name]
@@ -192,8 +199,10 @@ class _Dot:
             for item in items:
                 if isinstance(item, F.FVar) and field not in ("params", "index"):
                     names.append(item.name)
+                    self.reps.setdefault(item.name, item.rep)
                 elif isinstance(item, F.ScalarFn):
                     names += [f.name for f in item.free]
+                    self.reps.update({f.name: f.rep for f in item.free})
         return names
 
     def block(self, block: F.Block, indent: str, result: bool = False) -> None:
@@ -213,6 +222,8 @@ class _Dot:
             rows.append(_h(_short(targets)))
         if detail:
             rows.append(f'<font point-size="9" color="#333333">{_h(detail)}</font>')
+        if stmt.id in self.values:
+            rows.append(_value_row(self.values[stmt.id]))
         label = "<" + '<br align="left"/>'.join(rows) + '<br align="left"/>>'
         shape = "note" if kind == "descriptor" else \
             ("diamond" if isinstance(stmt.op, F.Assert) else "box")
@@ -257,7 +268,7 @@ class _Dot:
         for used, target in self.edges:
             source = self.binder.get(used) or self.inputs.get(used)
             if source is None:
-                source = self.input(F.FVar(used, F.ScalarRep("?")), "  ")
+                source = self.input(F.FVar(used, self.reps.get(used, F.ScalarRep("?"))), "  ")
                 out += self.lines[-1:]
                 self.lines.pop()
             if (source, target) in seen or source == target:
@@ -266,6 +277,14 @@ class _Dot:
             style = ' [style=dashed, color="#b08c00"]' if used in self.descriptors else ""
             out.append(f"  {source} -> {target}{style};")
         return out
+
+
+def _value_row(text: str) -> str:
+    """A value on real data, in a node of the drawing."""
+    return f'<font point-size="9" color="{VALUE_COLOUR}" face="monospace">= {_h(text)}</font>'
+
+
+VALUE_COLOUR = "#1f4e9c"
 
 
 def _block_name(op: Any, k: int) -> str:
@@ -286,8 +305,12 @@ _LEGEND = ((GREEN, "regular"), (ORANGE, "irregular"), (GREY, "scalar / avoided")
 
 
 def flat_dot(stage: Stage, *, highlight: Iterable[int] = (), title: str | None = None,
-             previous: str | None = None, **_: Any) -> str:
-    dot = _Dot(stage, set(highlight))
+             previous: str | None = None, values: Mapping[int, str] | None = None,
+             inputs: Mapping[str, str] | None = None, **_: Any) -> str:
+    """The flat program as a graph: a node per statement coloured by its representation,
+    segment descriptors as yellow notes, inputs on top; with `values` (statement id -> text)
+    and `inputs` (name -> text), each node also shows its value on real data."""
+    dot = _Dot(stage, set(highlight), values or {}, inputs or {})
     for k, form in enumerate(stage.program.forms):
         label = {"def": f"def {form.names[0] if form.names else ''}",
                  "let": "let " + ", ".join(form.names), "expr": "expression"}[form.kind]

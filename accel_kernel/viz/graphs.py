@@ -478,12 +478,16 @@ _SHAPES = {"op": "box", "input": "invhouse", "binder": "ellipse", "guard": "box"
 
 def stage_dot(stage: Stage, *, highlight: Iterable[int] = (), known: set[int] | None = None,
               types: Mapping[int, T.Type] | None = None, title: str | None = None,
-              previous: str | None = None) -> str:
+              previous: str | None = None, run: Any = None) -> str:
     """The DOT text of a stage. `types` stands in for the stage's own when it has none (the
-    `parse` stage, drawn with the types of `typed` so that both have the same nodes)."""
+    `parse` stage, drawn with the types of `typed` so that both have the same nodes). `run`
+    (a `viz.flat_run.FlatRun`) adds the values on real data to a flat program's nodes."""
     if not isinstance(stage.program, ast.Program):      # a flat program (`flatten` on)
         from .flat_views import flat_dot
-        return flat_dot(stage, highlight=highlight, title=title,
+        from .flat_run import format_flat
+        values = run.labels() if run is not None else None
+        inputs = {n: format_flat(v, 8) for n, v in run.inputs.items()} if run else None
+        return flat_dot(stage, highlight=highlight, title=title, values=values, inputs=inputs,
                         previous=previous if previous is not None else _previous(stage.name))
     use_types = stage.types or types or {}
     builder = _Builder(use_types)

@@ -20,6 +20,7 @@ from typing import Any, Callable, Sequence
 
 from ..lang import types as T
 from ..passes.pipeline import Stage, Step
+from .flat_run import format_flat
 from .graphs import node_ids, stage_dot
 from .render import HINT, RenderError, render_svg
 from .text import source_listing, stage_header, stage_text
@@ -143,10 +144,12 @@ def stages_bundle(views: Sequence[StageView]) -> tuple[dict[str, Any], dict[str,
 
 @dataclass(frozen=True)
 class StepFrames:
-    """The two drawings of step `k` (1-based) of a stage: before and after it."""
+    """The two drawings of step `k` (1-based) of a stage: before and after it. `run` (a
+    `viz.flat_run.FlatRun`, for `flatten` on real data) adds every binding's value."""
     stage: Stage
     previous: Stage | None
     types: dict[int, T.Type]
+    run: Any = None
 
     @property
     def analysis(self) -> bool:
@@ -174,14 +177,38 @@ class StepFrames:
             base = self.previous or self.stage
             return stage_dot(base, highlight={step.node}, types=self.types, title=title)
         return stage_dot(self.stage, highlight=self.touched(step), types=self.types,
-                         title=title)
+                         title=self._title(title), run=self.run)
 
     def summary_dot(self) -> str:
         ids: set[int] = set()
         for step in self.stage.steps:
             ids |= self.touched(step)
-        return stage_dot(self.stage, highlight=ids, types=self.types,
-                         title=f"{self.stage.name}: every node its steps changed")
+        return stage_dot(self.stage, highlight=ids, types=self.types, run=self.run,
+                         title=self._title(f"{self.stage.name}: every node its steps changed"))
+
+    def _title(self, title: str) -> str:
+        return title if self.run is None else f"{title} · {self.run.counters_line()}"
+
+    def text(self, k: int) -> str:
+        """Step k in words, with the values of what it made when there is a run."""
+        steps = self.stage.steps
+        text = step_text(steps[k - 1], k, len(steps))
+        if self.run is None:
+            return text
+        lines = self.run.step_lines(steps[k - 1].changed)
+        return text + ("\n  values on real data:\n" + "\n".join(lines) if lines else "")
+
+    def header(self) -> str:
+        if self.run is None:
+            return ""
+        run = self.run
+        lines = [run.counters_line()]
+        lines += [f"input {name} = {format_flat(v)}" for name, v in run.inputs.items()]
+        if run.result is not None:
+            lines.append(f"result: {run.result}")
+        if run.error is not None:
+            lines.append(f"stopped: {run.error}")
+        return "\n".join(lines) + "\n"
 
 
 def step_text(step: Step, k: int, total: int) -> str:
@@ -229,7 +256,7 @@ def step_bundle(frames: StepFrames,
 
     def show(_: Any = None) -> None:
         k = slider.value
-        info.value = f"<pre>{_e(step_text(steps[k - 1], k, total))}</pre>"
+        info.value = f"<pre>{_e(frames.header() + frames.text(k))}</pre>"
         svg, problem = render(frames.dot(k, side.value))
         graph.value = _CSS + graph_html(svg, problem)
 
@@ -242,7 +269,8 @@ def step_bundle(frames: StepFrames,
     svg, problem = render(summary)
     data = dict(box._repr_mimebundle_())
     data["text/html"] = (_CSS + f"<h4>{_e(frames.stage.name)}: {total} steps</h4>"
+                         + (f"<pre>{_e(frames.header())}</pre>" if frames.run else "")
                          + steps_html(frames.stage) + graph_html(svg, problem))
-    data["text/plain"] = "\n".join(step_text(s, k, total)
-                                   for k, s in enumerate(steps, start=1)) + "\n"
+    data["text/plain"] = frames.header() + "\n".join(
+        frames.text(k) for k in range(1, total + 1)) + "\n"
     return data, {"accel/dot": {frames.stage.name: summary}}

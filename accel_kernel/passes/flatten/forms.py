@@ -10,10 +10,12 @@
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ...ir.flat import (Atom, Block, FlatForm, FlatProgram, FVar, MakeTuple, Rep, TupleRep)
 from ...lang import ast
+from ...ir.flat_printer import print_stmt
 from ...lang import types as T
 from ..pipeline import PassContext
 from .arrays import ArrayRules
@@ -22,6 +24,7 @@ from .control import ControlRules
 from .expr import Expressions
 from .levels import LevelOps
 from .library import LibraryRules
+from .prune import prune
 from .reps import rep_of_type
 from .scalar import ScalarCode
 from .wholearray import WholeArrayRules
@@ -56,7 +59,7 @@ class Flattener(Expressions, ScalarCode, LevelOps, ArrayRules, LibraryRules, Who
             t = scheme.type
             if name in ctx.definitions or scheme.vars or _has(t, (T.Func, T.TypeVar)):
                 continue
-            self.global_reps[name] = rep_of_type(t)
+            self.global_reps[name] = ctx.options.global_reps.get(name) or rep_of_type(t)
 
     # ------------------------------------------------------------------ the program
     def program(self, program: ast.Program) -> FlatProgram:
@@ -91,9 +94,18 @@ class Flattener(Expressions, ScalarCode, LevelOps, ArrayRules, LibraryRules, Who
                         span=form.span)
 
     def _block(self, atoms: list[Atom]) -> Block:
-        stmts = tuple(self.b.frame.stmts)
+        """The form's statements, without those nothing reads (logged as `DEAD`)."""
+        block, removed = prune(Block(tuple(self.b.frame.stmts), tuple(atoms)))
         self.b.frame.stmts.clear()
-        return Block(stmts, tuple(atoms))
+        if removed:
+            gone = {s.id for s in removed}
+            steps = self.ctx.log.steps
+            steps[:] = [replace(step, changed=tuple(i for i in step.changed if i not in gone))
+                        for step in steps]
+            text = "; ".join(print_stmt(s)[0].strip() for s in removed)
+            self.ctx.log.record("DEAD", text, "(removed)", changed=(),
+                                note="bound by a rule but read by nothing")
+        return block
 
     def def_(self, form: ast.Def, env: Env) -> FlatForm | None:
         t = self.type_of(form)
