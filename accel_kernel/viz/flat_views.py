@@ -281,7 +281,7 @@ class _Dot:
 
 def _value_row(text: str) -> str:
     """A value on real data, in a node of the drawing."""
-    return f'<font point-size="9" color="{VALUE_COLOUR}" face="monospace">= {_h(text)}</font>'
+    return f'<font point-size="9" color="{VALUE_COLOUR}">= {_h(text)}</font>'
 
 
 VALUE_COLOUR = "#1f4e9c"
