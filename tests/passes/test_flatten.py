@@ -138,6 +138,32 @@ def test_summing_rows_of_an_irregular_array_is_a_segmented_reduction():
     assert any(step.rule == "LIFT-REDUCE-SEGMENTED" for step in stage.steps)
 
 
+EMPTY_ROWS = "[[], [], [2, 3], [], [], [4], [5, -1], []]"   # first, in a run, last
+
+
+@pytest.mark.parametrize("op, ne, expected", [
+    ("(+)", "0", "[0, 0, 5, 0, 0, 4, 4, 0]"),
+    ("(*)", "1", "[1, 1, 6, 1, 1, 4, -5, 1]"),
+    ("max", "(-100)", "[-100, -100, 3, -100, -100, 4, 5, -100]"),
+    ("min", "100", "[100, 100, 2, 100, 100, 4, -1, 100]"),
+    ("(\\a b -> if a > b then a else b)", "(-7)", "[-7, -7, 3, -7, -7, 4, 5, -7]"),
+])
+def test_empty_rows_reduce_to_the_neutral_element(op, ne, expected):
+    """`np.add.reduceat` alone would give a neighbour's element for an empty row."""
+    text = f"let xss = {EMPTY_ROWS}\nmap (\\r -> reduce {op} {ne} r) xss"
+    stage = Session().program_stages(text, "t.accel", stop_after="flatten")[-1]
+    assert any(isinstance(s.op, F.SegReduce) for f in stage.program.forms
+               for s in statements(f.body))
+    assert on_numpy(text) == expected
+    same_as_interp(text)
+
+
+def test_empty_rows_scan_and_filter():
+    same_as_interp(f"let xss = {EMPTY_ROWS}\n"
+                   "(map (\\r -> scan (+) 0 r) xss, map (\\r -> filter (> 2) r) xss,"
+                   " map (\\r -> length r) xss)")
+
+
 SORT_ROWS = """
 def is_sorted (r: []i64) : bool = all (\\i -> r[i] <= r[i + 1]) (iota (length r - 1))
 def bubble_pass (r: []i64) : []i64 =
