@@ -3,7 +3,8 @@
 It defines the meaning of accel programs; every other back end is tested against it, so it is
 written for clarity. It takes the parsed top-level forms plus two tables from the type checker
 (`types[node.id]` and `instantiations[var_node.id]`) and gives `CellValues`: the names the cell
-binds and the values of its top-level expressions.
+binds, the values of its top-level expressions and what computing them cost (`costs`: work
+and depth under the flat IR's cost model, docs/flat.md).
 
 Name lookup goes local scope, then globals (this cell's bindings over the session's), then
 builtins. Defs are late-bound: a def's body looks its globals up when it runs. The only values
@@ -24,6 +25,7 @@ from ...lang import types as T
 from ...lang.errors import AccelError, AccelIndexError, AccelNameError, Interrupted, SizeError
 from ...runtime.cancel import CancelToken
 from . import scalars
+from .costs import InterpCosts
 from .library import CONSTANTS, LIBRARY, TYPE_CONSTANTS
 from .model import (BuiltinFunc, Closure, DefFunc, OperatorFunc, Partial, TypeSubst, Value,
                     is_function)
@@ -34,9 +36,11 @@ Env = Mapping[str, Value]
 
 @dataclass
 class CellValues:
-    """What running a cell's forms gives: new global bindings and top-level expression values."""
+    """What running a cell's forms gives: new global bindings, top-level expression values
+    and the work and depth of evaluating them (None where the interpreter did not run them)."""
     bindings: dict[str, Value] = field(default_factory=dict)
     results: list[Value] = field(default_factory=list)
+    costs: InterpCosts | None = None
 
 
 class Interpreter:
@@ -48,6 +52,7 @@ class Interpreter:
         self.types = types
         self.instantiations = instantiations
         self.cancel = cancel
+        self.costs = InterpCosts()      # work and depth of everything evaluated so far
         self._dispatch: dict[type, Callable[[Any, Env, TypeSubst], Value]] = {
             ast.Lit: self._lit, ast.Var: self._var, ast.ArrayLit: self._array,
             ast.Range: self._range, ast.TupleLit: self._tuple, ast.Project: self._project,
@@ -65,6 +70,7 @@ class Interpreter:
         """Evaluate top-level forms in order; later forms see earlier bindings. The `globals`
         given to the constructor are never mutated."""
         out = CellValues(bindings=self.bindings)
+        work, depth = self.costs.work, self.costs.depth
         for form in forms:
             if isinstance(form, ast.Def):
                 self.bindings[form.name] = DefFunc(form, {})
@@ -77,6 +83,7 @@ class Interpreter:
                 out.results.append(self.eval(form.expr, {}, {}))
             else:
                 raise TypeError(f"not a top-level form: {form!r}")
+        out.costs = InterpCosts(self.costs.work - work, self.costs.depth - depth)
         return out
 
     def call(self, fn: Value, args: list[Value], tsubst: TypeSubst | None = None) -> Value:
@@ -122,7 +129,9 @@ class Interpreter:
 
     def _invoke(self, fn: Value, args: list[Value]) -> Value:
         if isinstance(fn, BuiltinFunc):
-            return fn.impl(self, *args)
+            result = fn.impl(self, *args)
+            self.costs.builtin(fn.name, args, result)
+            return result
         if isinstance(fn, Closure):
             env = fn.env
             sizes: dict[str, int] = {}
@@ -209,7 +218,9 @@ class Interpreter:
         return scalars.type_constant(name, t)
 
     def _array(self, node: ast.ArrayLit, env: Env, ts: TypeSubst) -> Value:
-        return [self.eval(e, env, ts) for e in node.elems]
+        out = [self.eval(e, env, ts) for e in node.elems]
+        self.costs.built(out, copy=False)
+        return out
 
     def _range(self, node: ast.Range, env: Env, ts: TypeSubst) -> Value:
         start = self.eval(node.start, env, ts)
@@ -223,6 +234,7 @@ class Interpreter:
             if i % 1024 == 0:
                 self.tick(node.span)
             out.append(cls(x))
+        self.costs.built(out)
         return out
 
     def _tuple(self, node: ast.TupleLit, env: Env, ts: TypeSubst) -> Value:
@@ -234,6 +246,7 @@ class Interpreter:
     def _index(self, node: ast.Index, env: Env, ts: TypeSubst) -> Value:
         xs = self.eval(node.expr, env, ts)
         i = self.eval(node.index, env, ts)
+        self.costs.op()
         return xs[_checked_index(i, len(xs), node)]
 
     def _slice(self, node: ast.Slice, env: Env, ts: TypeSubst) -> Value:
@@ -243,27 +256,35 @@ class Interpreter:
         if not 0 <= lo <= hi <= len(xs):
             raise AccelIndexError(f"slice {lo}:{hi} out of bounds for array of length {len(xs)}",
                                   node.span)
-        return xs[lo:hi]
+        out = xs[lo:hi]
+        self.costs.built(out)
+        return out
 
     def _binop(self, node: ast.BinOp, env: Env, ts: TypeSubst) -> Value:
         left = self.eval(node.left, env, ts)
         if node.op == "&&":
+            self.costs.op()
             return np.bool_(bool(self.eval(node.right, env, ts))) if left else np.bool_(False)
         if node.op == "||":
+            self.costs.op()
             return np.bool_(True) if left else np.bool_(bool(self.eval(node.right, env, ts)))
         return self._operator(node.op, left, self.eval(node.right, env, ts), node.span)
 
     def _operator(self, op: str, left: Value, right: Value, span) -> Value:
         if op == "++":
-            return list(left) + list(right)
+            result = list(left) + list(right)
+            self.costs.builtin("concat", [left, right], result)
+            return result
         if op.isidentifier():   # `(min)` written as an operator function
             return self.apply(self._builtin_or_global(op), [left, right])
         try:
-            return scalars.binop(op, left, right)
+            result = scalars.binop(op, left, right)
         except AccelError as err:
             if err.span is None:
                 err.span = span
             raise
+        self.costs.op()
+        return result
 
     def _builtin_or_global(self, name: str) -> Value:
         value = self.globals.get(name)
@@ -271,12 +292,15 @@ class Interpreter:
 
     def _unop(self, node: ast.UnOp, env: Env, ts: TypeSubst) -> Value:
         value = self.eval(node.operand, env, ts)
+        self.costs.op()
         return scalars.negate(value) if node.op == "-" else scalars.logical_not(value)
 
     def _apply(self, node: ast.Apply, env: Env, ts: TypeSubst) -> Value:
         if self._is_builtin_cond(node, env):
             cond, then, else_ = node.args
-            return self.eval(then if self.eval(cond, env, ts) else else_, env, ts)
+            chosen = then if self.eval(cond, env, ts) else else_
+            self.costs.op()
+            return self.eval(chosen, env, ts)
         fn = self.eval(node.fn, env, ts)
         args = [self.eval(a, env, ts) for a in node.args]
         try:
@@ -313,7 +337,9 @@ class Interpreter:
         return self.eval(node.body, bind_sizes(scope, sizes), ts)
 
     def _if(self, node: ast.If, env: Env, ts: TypeSubst) -> Value:
-        return self.eval(node.then if self.eval(node.cond, env, ts) else node.else_, env, ts)
+        chosen = node.then if self.eval(node.cond, env, ts) else node.else_
+        self.costs.op()
+        return self.eval(chosen, env, ts)
 
     def _loop(self, node: ast.Loop, env: Env, ts: TypeSubst) -> Value:
         acc = self.eval(node.init, env, ts)
@@ -322,12 +348,14 @@ class Interpreter:
             bound = self.eval(form.bound, env, ts)
             for i in range(int(bound)):
                 self.tick(node.span)
+                self.costs.op()         # the iteration's bound check
                 scope = bind(node.pattern, acc, env)
                 scope[form.var] = type(bound)(i)
                 acc = self.eval(node.body, scope, ts)
         elif isinstance(form, ast.ForIn):
             for x in self.eval(form.array, env, ts):
                 self.tick(node.span)
+                self.costs.op()
                 scope = bind(form.pattern, x, bind(node.pattern, acc, env))
                 acc = self.eval(node.body, scope, ts)
         else:
@@ -336,6 +364,7 @@ class Interpreter:
                 scope = bind(node.pattern, acc, env)
                 if not self.eval(form.cond, scope, ts):
                     break
+                self.costs.op()
                 acc = self.eval(node.body, scope, ts)
         return acc
 
@@ -350,7 +379,9 @@ class Interpreter:
             out[k] = value if len(path) == 1 else replace(xs[k], path[1:])
             return out
 
-        return replace(array, indices)
+        result = replace(array, indices)
+        self.costs.built(result)       # a copy, as the flat target's scatter makes
+        return result
 
     def _ascribe(self, node: ast.Ascribe, env: Env, ts: TypeSubst) -> Value:
         return self.eval(node.expr, env, ts)
@@ -358,21 +389,24 @@ class Interpreter:
     # ------------------------------------------------------------------ comprehensions
 
     def _comprehension(self, node: ast.Comprehension, env: Env, ts: TypeSubst) -> Value:
+        """The body's elements are computed in parallel, each with the qualifiers that produce
+        its scope (a zipped comprehension computes each branch's scopes as a step first)."""
+        def body(scope: Env) -> Value:
+            return self.eval(node.body, scope, ts)
+
         if len(node.branches) == 1:
-            return [self.eval(node.body, scope, ts)
-                    for scope in self._qualifier_scopes(node.branches[0], 0, env, ts)]
-        branches = [list(self._qualifier_scopes(qs, 0, env, ts)) for qs in node.branches]
+            out = self.costs.parallel(body, self._qualifier_scopes(node.branches[0], 0, env, ts))
+            self.costs.produced(out)
+            return out
+        branches = [self.costs.parallel(_same, self._qualifier_scopes(qs, 0, env, ts))
+                    for qs in node.branches]
         counts = [len(b) for b in branches]
         if len(set(counts)) > 1:
             shown = " and ".join(str(c) for c in counts)
             raise SizeError(f"zipped comprehension: the branches give different numbers of "
                             f"elements ({shown})", node.span)
-        out = []
-        for scopes in zip(*branches):
-            merged: dict[str, Value] = {}
-            for scope in scopes:
-                merged.update(scope)
-            out.append(self.eval(node.body, merged, ts))
+        out = self.costs.parallel(body, map(_merged, zip(*branches)))
+        self.costs.produced(out)
         return out
 
     def _qualifier_scopes(self, qualifiers: tuple[ast.Qualifier, ...], k: int, env: Env,
@@ -384,8 +418,11 @@ class Interpreter:
             return
         qual = qualifiers[k]
         if isinstance(qual, ast.Generator):
-            for x in self.eval(qual.source, env, ts):
+            source = self.eval(qual.source, env, ts)
+            path = self.costs.depth          # the depth on the way to this generator
+            for x in source:
                 self.tick(qual.span)
+                self.costs.depth = path + 1  # its elements are one parallel step
                 yield from self._qualifier_scopes(qualifiers, k + 1, bind(qual.pattern, x, env), ts)
         elif isinstance(qual, ast.Guard):
             if self.eval(qual.cond, env, ts):
@@ -393,6 +430,18 @@ class Interpreter:
         else:
             scope = bind(qual.pattern, self.eval(qual.value, env, ts), env)
             yield from self._qualifier_scopes(qualifiers, k + 1, scope, ts)
+
+
+def _same(scope: Env) -> Env:
+    return scope
+
+
+def _merged(scopes: tuple[Env, ...]) -> Env:
+    """One scope from a zipped comprehension's branches (the later branch wins)."""
+    merged: dict[str, Value] = {}
+    for scope in scopes:
+        merged.update(scope)
+    return merged
 
 
 def _checked_index(i: Value, length: int, node: ast.Node) -> int:

@@ -3,6 +3,10 @@
 Each builtin is `impl(interp, *args)`; `interp.apply(fn, args)` calls accel functions and
 `interp.tick()` polls for cancellation (once per element). Run-time errors are raised without
 a span: the evaluator attaches the span of the application that saturated the builtin.
+The parallel structure is stated for the cost counters (`costs`): the elements of a SOAC run
+through `interp.costs.parallel`, the steps of a reduction or scan through `interp.costs.tree`
+(in order, so values and errors are those of a sequential run); what a builtin's own step costs
+is charged by the evaluator (`costs.RULES`).
 The derived functions (`sum`, `maximum`, `count`, ...) are accel source in `prelude.accel`.
 """
 from __future__ import annotations
@@ -13,10 +17,13 @@ import numpy as np
 
 from ...lang.errors import SizeError
 from . import scalars
+from .costs import InterpCosts
 from .model import BuiltinFunc, Sequence, Value
 
 
 class Runner(Protocol):
+    costs: InterpCosts
+
     def apply(self, fn: Value, args: list[Value]) -> Value: ...
     def tick(self) -> None: ...
 
@@ -37,21 +44,17 @@ def _count(name: str, n: Value) -> int:
 # ---------------------------------------------------------------- SOACs
 
 def _map(it: Runner, f: Value, xs: list) -> list:
-    out = []
-    for x in xs:
-        it.tick()
-        out.append(it.apply(f, [x]))
-    return out
+    return it.costs.parallel(lambda x: it.apply(f, [x]), xs)
 
 
 def _map2(it: Runner, f: Value, xs: list, ys: list) -> list:
     _length_check("map2", xs, ys)
-    return [it.apply(f, [x, y]) for x, y in zip(xs, ys)]
+    return it.costs.parallel(lambda xy: it.apply(f, list(xy)), zip(xs, ys))
 
 
 def _map3(it: Runner, f: Value, xs: list, ys: list, zs: list) -> list:
     _length_check("map3", xs, ys, zs)
-    return [it.apply(f, [x, y, z]) for x, y, z in zip(xs, ys, zs)]
+    return it.costs.parallel(lambda xyz: it.apply(f, list(xyz)), zip(xs, ys, zs))
 
 
 def _zip(it: Runner, xs: list, ys: list) -> list:
@@ -72,30 +75,31 @@ def _unzip3(it: Runner, triples: list) -> tuple:
     return [t[0] for t in triples], [t[1] for t in triples], [t[2] for t in triples]
 
 
-def _reduce(it: Runner, op: Value, ne: Value, xs: list) -> Value:
-    acc = ne
-    for x in xs:
-        acc = it.apply(op, [acc, x])
-    return acc
-
-
 def _scan(it: Runner, op: Value, ne: Value, xs: list) -> list:
-    acc, out = ne, []
-    for x in xs:
+    """The left fold's partial results (`op` is associative: a tree on a parallel machine)."""
+    acc = ne
+
+    def step(x: Value) -> Value:
+        nonlocal acc
         acc = it.apply(op, [acc, x])
-        out.append(acc)
-    return out
+        return acc
+
+    return it.costs.tree(step, xs)
+
+
+def _reduce(it: Runner, op: Value, ne: Value, xs: list) -> Value:
+    partial = _scan(it, op, ne, xs)
+    return partial[-1] if partial else ne
 
 
 def _filter(it: Runner, p: Value, xs: list) -> list:
-    return [x for x in xs if it.apply(p, [x])]
+    keep = it.costs.parallel(lambda x: it.apply(p, [x]), xs)
+    return [x for x, k in zip(xs, keep) if k]
 
 
 def _partition(it: Runner, p: Value, xs: list) -> tuple:
-    yes, no = [], []
-    for x in xs:
-        (yes if it.apply(p, [x]) else no).append(x)
-    return yes, no
+    keep = it.costs.parallel(lambda x: it.apply(p, [x]), xs)
+    return [x for x, k in zip(xs, keep) if k], [x for x, k in zip(xs, keep) if not k]
 
 
 def _iota(it: Runner, n: Value) -> list:
@@ -115,17 +119,17 @@ def _replicate(it: Runner, n: Value, x: Value) -> list:
 
 def _generate(it: Runner, n: Value, f: Value) -> list:
     cls = type(n)
-    return [it.apply(f, [cls(i)]) for i in range(_count("generate", n))]
+    return it.costs.parallel(lambda i: it.apply(f, [cls(i)]), range(_count("generate", n)))
 
 
 def _expand(it: Runner, size: Value, get: Value, xs: list) -> list:
-    out = []
-    for x in xs:
+    def expanded(x: Value) -> list:
         n = it.apply(size, [x])
         cls = type(n)
-        for i in range(_count("expand", n)):
-            out.append(it.apply(get, [x, cls(i)]))
-    return out
+        return it.costs.parallel(lambda i: it.apply(get, [x, cls(i)]),
+                                 range(_count("expand", n)))
+
+    return [y for ys in it.costs.parallel(expanded, xs) for y in ys]
 
 
 def _scatter(it: Runner, dest: list, indices: list, values: list) -> list:
@@ -142,9 +146,13 @@ def _reduce_by_index(it: Runner, dest: list, op: Value, ne: Value, indices: list
                      values: list) -> list:
     _length_check("reduce_by_index", indices, values)
     out = list(dest)
-    for i, v in zip(indices, values):
-        if 0 <= int(i) < len(out):
-            out[int(i)] = it.apply(op, [out[int(i)], v])
+
+    def combine(pair: tuple[Value, Value]) -> None:
+        i, v = int(pair[0]), pair[1]
+        if 0 <= i < len(out):
+            out[i] = it.apply(op, [out[i], v])
+
+    it.costs.parallel(combine, zip(indices, values))
     return out
 
 
@@ -166,13 +174,14 @@ def _sort(it: Runner, xs: list) -> list:
 
 
 def _sort_by(it: Runner, key: Value, xs: list) -> list:
-    keys = [sort_key(it.apply(key, [x])) for x in xs]
+    keys = [sort_key(k) for k in it.costs.parallel(lambda x: it.apply(key, [x]), xs)]
     order = sorted(range(len(xs)), key=lambda k: keys[k])   # sorted is stable
     return [xs[k] for k in order]
 
 
 def _while(it: Runner, p: Value, f: Value, x: Value) -> Value:
     while it.apply(p, [x]):
+        it.costs.op()      # the iteration, as a `loop`'s
         x = it.apply(f, [x])
     return x
 
@@ -266,7 +275,11 @@ def _zip_with_seq(it: Runner, f: Value, s1: Sequence, s2: Sequence) -> Sequence:
 
 
 def _fold_seq(it: Runner, op: Value, ne: Value, s: Sequence) -> Value:
-    return _reduce(it, op, ne, list(s.items))
+    """A sequence is consumed in order (chunk by chunk): its steps' depths add."""
+    acc = ne
+    for x in s:
+        acc = it.apply(op, [acc, x])
+    return acc
 
 
 def elements_of(s: Sequence) -> list:
