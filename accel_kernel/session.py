@@ -44,6 +44,7 @@ class CellResult:
     defined: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    costs: tuple[int, int] | None = None    # (work, depth) of the run, on either target
 
     @property
     def has_value(self) -> bool:
@@ -113,6 +114,8 @@ class Session:
         finished = time.perf_counter()
         result = self._commit(compiled, values, kind="def")
         result.timings = {"check": checked_at - started, "run": finished - checked_at}
+        if getattr(values, "costs", None) is not None:
+            result.costs = (values.costs.work, values.costs.depth)
         return result
 
     def check(self, code: str, name: str = "cell") -> CheckResult:
@@ -312,6 +315,7 @@ class Session:
                     let_types[name] = compiled.checked.schemes[name].type
         values.bindings.update(out.interp_bindings(let_types))
         values.results.extend(out.interp_results(list(compiled.checked.expr_types)))
+        values.costs = out.counters          # work and depth, as the interpreter's
         self.last_counters = out.counters
         return values
 

@@ -62,7 +62,7 @@ def nested_program(draw) -> str:
         return draw(st.sampled_from(names)) if names else None
 
     def scalar(scope, depth) -> str:
-        choice = draw(st.integers(2 if depth > 2 else 0, 9 if depth > 0 else 2))
+        choice = draw(st.integers(2 if depth > 2 else 0, 11 if depth > 0 else 2))
         v = var(scope, "i")
         if choice == 0 or (choice == 1 and v is None):
             return f"({draw(st.integers(-3, 5))})"
@@ -85,6 +85,11 @@ def nested_program(draw) -> str:
             return f"(reduce max (-100) {array(scope, depth - 1)})"
         if choice == 8:
             return f"(loop acc = {a} for i < 3 do acc + i * {b})"
+        if choice == 9:        # a count that differs per element
+            return f"(loop acc = {a} for i < (max 0 {b}) % 5 do acc + i * {scalar(scope, 0)})"
+        if choice == 10:       # a while whose iterations differ per element
+            return (f"(let (p, q) = (loop (x, c) = ({a}, 0) while x > 0 && c < 6 do "
+                    f"(x / 2, c + 1)) in p + q)")
         return f"({a} % 4 + {b} / 3)"
 
     def array(scope, depth) -> str:

@@ -206,6 +206,24 @@ class Filter:
 
 
 @dataclass(frozen=True)
+class Copy:
+    """A fresh copy of a regular array, to be written in place by `WriteRows`.
+    work N, depth 1."""
+    arr: FVar
+
+
+@dataclass(frozen=True)
+class WriteRows:
+    """`arr` with its rows (elements, for rank 1) at `indices` replaced by `rows`, written in
+    place: `arr` is a buffer made by `Copy` that nothing reads after this statement (the
+    flatten pass writes it only for the results of a loop's finished points). Indices are in
+    bounds by construction. work |rows| scalars, depth 1."""
+    arr: FVar
+    indices: FVar
+    rows: FVar
+
+
+@dataclass(frozen=True)
 class SegFilter:
     """Per segment, the values where `keep` holds: gives (new offsets, new values).
     work N + s, depth log N."""
@@ -374,7 +392,7 @@ class Assert:
 
 
 Op = Union[Scalar, Literal, Iota, Replicate, Map, Reduce, SegReduce, Scan, SegScan, Filter,
-           SegFilter, SizesToOffsets, Lengths, SegmentIds, SegmentIota, Gather, SegGather, Index,
+           Copy, WriteRows, SegFilter, SizesToOffsets, Lengths, SegmentIds, SegmentIota, Gather, SegGather, Index,
            Length, Rebuild, Offsets, Values, Reshape, MakeTuple, Project, Library, SegLibrary,
            If, Loop, Assert]
 

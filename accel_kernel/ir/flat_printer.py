@@ -32,9 +32,9 @@ from ..lang.printer import print_expr, print_pattern
 from ..lang.source import Source
 from . import core
 from .flat import (Assert, Atom, Block, Const, FlatForm, FlatProgram, Filter, FVar,
-                   Gather, If, Index, Iota, Length, Lengths, Library, Literal, Loop, MakeTuple,
+                   Copy, Gather, If, Index, Iota, Length, Lengths, Library, Literal, Loop, MakeTuple,
                    Map, Offsets, Op, Project, Rebuild, Reduce, Regular, Rep, Replicate, Reshape,
-                   Scalar, ScalarFn, ScalarRep, Scan, SegFilter, SegGather, SegLibrary,
+                   Scalar, ScalarFn, ScalarRep, Scan, SegFilter, SegGather, SegLibrary, WriteRows,
                    SegmentIds, SegmentIota, Segmented, SegReduce, SegScan, SizesToOffsets,
                    Stmt, TupleRep, Values, show_rep)
 
@@ -50,6 +50,8 @@ _SIMPLE: dict[type, tuple[str, tuple[str, ...]]] = {
     Scan: ("scan", ("op", "ne", "arr")),
     SegScan: ("seg_scan", ("op", "ne", "offsets", "values")),
     Filter: ("filter", ("keep", "arr")),
+    Copy: ("copy", ("arr",)),
+    WriteRows: ("write_rows", ("arr", "indices", "rows")),
     SegFilter: ("seg_filter", ("keep", "offsets", "values")),
     SizesToOffsets: ("sizes_to_offsets", ("sizes",)),
     Lengths: ("lengths", ("offsets",)),

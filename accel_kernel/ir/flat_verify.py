@@ -13,7 +13,7 @@
 """
 from __future__ import annotations
 
-from .flat import (OFFSETS, Assert, Atom, Block, Const, FlatProgram, Filter, FVar, Gather, If,
+from .flat import (OFFSETS, Assert, Atom, Block, Const, Copy, FlatProgram, Filter, WriteRows, FVar, Gather, If,
                    Index, Iota, Length, Lengths, Library, Literal, Loop, MakeTuple, Map, Offsets,
                    Project, Rebuild, Reduce, Regular, Rep, Replicate, Reshape, Scalar, ScalarFn,
                    ScalarRep, Scan, SegFilter, SegGather, SegLibrary, SegmentIds, SegmentIota,
@@ -168,6 +168,14 @@ class _Verifier:
             return [values if isinstance(values, (Regular, TupleRep)) else None]
         if isinstance(op, Filter):
             need(_rep(op.keep) == Regular("bool", 1), "keep must be [r1]bool")
+            return [_rep(op.arr)]
+        if isinstance(op, Copy):
+            need(isinstance(_rep(op.arr), Regular), "copies a regular array")
+            return [_rep(op.arr)]
+        if isinstance(op, WriteRows):
+            need(isinstance(_rep(op.arr), Regular), "writes rows of a regular array")
+            need(_rep(op.indices) == Regular("i64", 1), "indices must be [r1]i64")
+            need(_rep(op.rows) == _rep(op.arr), "rows must have the array's rep")
             return [_rep(op.arr)]
         if isinstance(op, SegFilter):
             need(_rep(op.keep) == Regular("bool", 1), "keep must be [r1]bool")

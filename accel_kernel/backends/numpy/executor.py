@@ -236,6 +236,17 @@ class Executor:
         self._cost(stmt, n + operator.evaluator.work, log_depth(n) + operator.evaluator.steps)
         return out
 
+    def _copy(self, stmt: F.Stmt, op: F.Copy) -> Any:
+        out = np.array(self.atom(op.arr), copy=True)
+        self._cost(stmt, count(out), 1)
+        return out
+
+    def _writerows(self, stmt: F.Stmt, op: F.WriteRows) -> Any:
+        arr, indices, rows = self.atom(op.arr), self.atom(op.indices), self.atom(op.rows)
+        arr[indices] = rows                 # in place: `arr` is a buffer of its own
+        self._cost(stmt, count(rows), 1)
+        return arr
+
     def _filter(self, stmt: F.Stmt, op: F.Filter) -> Any:
         keep, arr = self.atom(op.keep), self.atom(op.arr)
         check_lengths("filter", [len(keep), length(arr)], stmt.span)

@@ -22,13 +22,19 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ...ir.flat import Block, Const, FVar, If, Loop, Regular, Rep, ScalarRep
+from ...ir.flat import (Block, Const, Copy, Filter, FVar, If, Loop, Regular, Rep, ScalarRep,
+                        WriteRows)
 from ...lang import ast
 from ..shape_terms import Label
 from .context import Env, Leaf, Level, leaves, map_leaves
 from .reps import as_irregular, generalise
 
 I64 = ScalarRep("i64")
+IDS = Regular("i64", 1)
+
+
+def _all_regular(reps: list[Rep]) -> bool:
+    return all(isinstance(r, Regular) for r in reps)
 
 
 def _rebuild(structure: Any, items: list[Any]) -> Any:
@@ -208,8 +214,17 @@ class ControlRules:
         init = self.to_level(init, level)
         count = self.to_level(bound, level).atom
         with self.b.rule("LIFT-LOOP-ACTIVE", node, "the count differs per point: a loop "
-                         "over the points still active, their results merged back"):
+                         "over the points still active"):
             def make(reps: list[Rep]):
+                if _all_regular(reps):
+                    first = self.mapf("\\n -> 0 < n", [count], "bool", "active")
+                    return self._compacted(init, reps, level, env, trusted, first,
+                                           lambda state, k, inner: body(state, Leaf(k), inner),
+                                           lambda state, k, inner, part: self.mapf(
+                                               "\\n -> k + 1 < n",
+                                               [self.to_level(Leaf(count, level), part).atom],
+                                               "bool", "again", k=k),
+                                           counter=True)
                 params = [FVar(self.b.fresh("p"), r) for r in reps]
                 k = FVar(self.b.fresh("k"), I64)
                 state = _rebuild(init, [Leaf(p, level) for p in params])
@@ -245,10 +260,16 @@ class ControlRules:
             return self._while0(init, cond, body, node, env, trusted)
         init = self.to_level(init, level)
         with self.b.rule("LIFT-LOOP-ACTIVE", node, "a while inside a map: a loop over the "
-                         "points whose condition still holds, their results merged back"):
+                         "points whose condition still holds"):
             first = self.to_level(cond(init, env), level)
 
             def make(reps: list[Rep]):
+                if _all_regular(reps):
+                    return self._compacted(
+                        init, reps, level, env, trusted, first.atom,
+                        lambda state, k, inner: body(state, inner),
+                        lambda state, k, inner, part: self.to_level(cond(state, inner),
+                                                                    part).atom)
                 params = [FVar(self.b.fresh("p"), r) for r in reps]
                 mask = FVar(self.b.fresh("active"), Regular("bool", 1))
                 state = _rebuild(init, [Leaf(p, level) for p in params])
@@ -274,6 +295,59 @@ class ControlRules:
                 targets = self.b.emit(loop, list(reps) + [mask.rep], "loop")
                 return True, _rebuild(init, [Leaf(t, level) for t in targets[:-1]])
             return self._attempts(self._param_reps(init, level, trusted), make)
+
+    def _compacted(self, init: Any, reps: list[Rep], level: Level, env: Env, trusted: bool,
+                   first: FVar, body: Callable[[Any, FVar | None, Env], Any],
+                   again: Callable[[Any, FVar | None, Env, Level], FVar],
+                   counter: bool = False) -> tuple[bool, Any]:
+        """A loop over the still-active points whose state is carried compacted: the ids of
+        the active points and their states only. Each iteration runs the body on them, asks
+        `again` which stay active, writes the states of the others into the result buffers
+        (made once, as copies of the initial states) and keeps the rest. Work per iteration
+        is proportional to the active points, not to all points, so the loop costs the sum
+        of the points' iterations (plus one pass over all points), as the nested program
+        does. `counter`: a scalar iteration count `k` (from 0) is carried too. Only for
+        regular states (rows of a regular block are written in place)."""
+        start = _rebuild(init, [self.coerce(x, r) for x, r in zip(leaves(init), reps)])
+        ids0 = self.b.emit(Filter(first, self.iota(self.points(level))), IDS, "ids")
+        part0 = self._points_of(level, ids0)
+        inits = [x.atom for x in leaves(self.to_level(start, part0))]
+        bufs0 = [self.b.emit(Copy(x.atom), r, "buf") for x, r in zip(leaves(start), reps)]
+        ids = FVar(self.b.fresh("ids"), IDS)
+        k = FVar(self.b.fresh("k"), I64) if counter else None
+        params = [FVar(self.b.fresh("p"), r) for r in reps]
+        bufs = [FVar(self.b.fresh("buf"), r) for r in reps]
+        part = self._points_of(level, ids)
+        with self.b.block() as cond_frame:
+            go = self.scalarf("n > 0", "bool", "go", n=self.length(ids))
+        with self.b.block() as frame:
+            inner = Env(env.scope, part, trusted, part)
+            result = body(_rebuild(init, [Leaf(p, part) for p in params]), k, inner)
+        ok, out = self._body(frame, leaves(result), reps, part)
+        if not ok:
+            return False, out
+        with self.b.inside(frame):
+            stay = again(_rebuild(init, [Leaf(a, part) for a in out]), k, inner, part)
+            done = self.mapf("\\c -> !c", [stay], "bool", "done")
+            done_ids = self.b.emit(Filter(done, ids), IDS, "fin")
+            written = [self.b.emit(WriteRows(b, done_ids, self.b.emit(Filter(done, a), r, "fin")),
+                                   r, "buf") for b, a, r in zip(bufs, out, reps)]
+            kept = [self.b.emit(Filter(stay, a), r, "st") for a, r in zip(out, reps)]
+            next_ids = self.b.emit(Filter(stay, ids), IDS, "ids")
+            k1 = [self.scalarf("k + 1", "i64", "k", k=k)] if k is not None else []
+        loop = Loop(tuple([ids, *params, *bufs] + ([k] if k is not None else [])),
+                    tuple([ids0, *inits, *bufs0] + ([Const(0, "i64")] if k is not None else [])),
+                    Block(tuple(frame.stmts), tuple([next_ids, *kept, *written, *k1])),
+                    cond=Block(tuple(cond_frame.stmts), (go,)))
+        targets = self.b.emit(loop, [IDS, *reps, *reps] + ([I64] if k is not None else []),
+                              "loop")
+        results = targets[1 + len(reps):1 + 2 * len(reps)]
+        return True, _rebuild(init, [Leaf(t, level) for t in results])
+
+    def _points_of(self, level: Level, ids: FVar) -> Level:
+        """The restricted level of the points of `level` whose indices are `ids`."""
+        return Level(level.depth, "restricted", level.parent, lambda: self.length(ids),
+                     base=level, subset=ids)
 
     def _while0(self, init, cond, body, node, env, trusted):
         with self.b.rule("WHILE", node, "a sequential loop outside every map, its condition "
