@@ -254,6 +254,22 @@ def test_maximal_scalar_expressions_around_an_operand_are_one_map():
     assert ops == [F.Gather, F.Map]               # the read, then one map: no lifted `+`
 
 
+def test_slices_of_an_avoided_array_are_gathered_from_it_not_from_copies():
+    """CSR rows as slices of one flat array: each point reads its range of `vals`
+    directly; the array is never replicated per point (n × N work)."""
+    text = ("def rows (vals: []f64) (offs: []i64) : [][]f64 =\n"
+            "  generate (length offs - 1) (\\i -> vals[offs[i]:offs[i + 1]])\n"
+            "def firsts (vals: []f64) (n: i64) : [][]f64 =\n"
+            "  generate n (\\i -> vals[i:i + 2])")
+    stage = flatten(text)
+    for name in ("rows", "firsts"):
+        ops = [type(s.op) for s in statements(form(stage, name).body)]
+        assert F.Replicate not in ops, name
+    assert call_def(text, "rows", [1.0, 2.0, 3.0], [0, 2, 2, 3]) == \
+        ("[[1.0, 2.0], [], [3.0]]",) * 2
+    assert call_def(text, "firsts", [1.0, 2.0, 3.0], 2) == ("[[1.0, 2.0], [2.0, 3.0]]",) * 2
+
+
 def test_invariant_code_is_avoided():
     stage = flatten("def f (xs: []i64) (m: [][]i64) = map (\\x -> x + length (transpose m)) xs")
     assert any(step.rule == "AVOID" for step in stage.steps)

@@ -255,6 +255,8 @@ class ArrayRules:
             idx = self.mapf("\\k -> lo + k", [self.iota(count.atom)], "i64", "idx",
                             lo=lo.atom)
             return map_leaves(xs, lambda leaf: Leaf(self.gather(leaf.atom, idx, "slice")))
+        if all(leaf.level is None for leaf in leaves(xs)):
+            return self._slice_avoided(xs, lo, count, home)
         xs = self.to_level(xs, home)
         first = leaves(xs)[0].atom
         if count.level is None and isinstance(first.rep, Regular):
@@ -289,6 +291,43 @@ class ArrayRules:
 
         def one(leaf: Leaf) -> Leaf:
             vals = self.gather(self.values(leaf.atom), idx, "slice")
+            return Leaf(self.b.emit(Rebuild(offs, vals), Segmented(vals.rep), "slice"), home)
+        return map_leaves(xs, one)
+
+    def _slice_avoided(self, xs: Any, lo: Leaf, count: Leaf, home: Level) -> Any:
+        """Every point's slice of one unlifted array: gathered from it directly at each
+        point's `lo + k` (never a copy of the array per point)."""
+        if count.level is None:
+            total = self.scalarf("p * c", "i64", "n", p=self.points(home), c=count.atom)
+            q = self.iota(total)
+            if lo.level is None:
+                idx = self.mapf("\\q -> lo + q % c", [q], "i64", "idx", c=count.atom,
+                                lo=lo.atom)
+            else:
+                ids = self.mapf("\\q -> q / c", [q], "i64", "row", c=count.atom)
+                los = self.gather(self.to_level(lo, home).atom, ids, "lo")
+                idx = self.mapf("\\q l -> l + q % c", [q, los], "i64", "idx", c=count.atom)
+
+            def block(leaf: Leaf) -> Leaf:
+                rows = self.gather(leaf.atom, idx, "slice")
+                rep = Regular(rows.rep.elem, rows.rep.rank + 1) \
+                    if isinstance(rows.rep, Regular) else rows.rep
+                if not isinstance(rep, Regular):
+                    raise NotImplementedError("flatten: a slice of an irregular array "
+                                              "inside a map")
+                return Leaf(self.b.emit(Reshape(rows, self.points(home)), rep, "slice"), home)
+            return map_leaves(xs, block)
+        sizes = self.to_level(count, home).atom
+        offs = self.b.emit(SizesToOffsets(sizes), OFFSETS, "offs")
+        seg, pos = self.segment_ids(offs), self.segment_iota(offs)
+        if lo.level is None:
+            idx = self.mapf("\\p -> lo + p", [pos], "i64", "idx", lo=lo.atom)
+        else:
+            los = self.gather(self.to_level(lo, home).atom, seg, "lo")
+            idx = self.mapf("\\l p -> l + p", [los, pos], "i64", "idx")
+
+        def one(leaf: Leaf) -> Leaf:
+            vals = self.gather(leaf.atom, idx, "slice")
             return Leaf(self.b.emit(Rebuild(offs, vals), Segmented(vals.rep), "slice"), home)
         return map_leaves(xs, one)
 
