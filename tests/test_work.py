@@ -1,0 +1,48 @@
+"""Work efficiency of flattening: for every program of tests/programs that runs to a value,
+the flat program's work on the `numpy` target is at most 3× the interpreter's (same cost
+model, docs/flat.md), except the programs listed here, each with why and a bound it must
+stay under (`python -m benchmarks.work` prints the table; benchmarks/RESULTS.md has it)."""
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.work import PROGRAMS, costs
+
+LIMIT = 3.0
+
+# program -> (bound, why it is above 3×)
+EXCEPTIONS: dict[str, tuple[float, str]] = {
+    "bubble_sort_rows": (10, "a loop with irregular state (rows of different lengths) inside a "
+                         "map is not compacted: every iteration merges all rows back"),
+    "pascal_triangle": (7, "the same: the state of `loop r = [1] ...` is a row that grows, "
+                        "irregular across points"),
+    "loop_inside_map": (6, "tiny bodies (`acc + i`): the active loop's bookkeeping per active "
+                        "point and iteration (mask, filters, ids) outweighs the body"),
+    "slices": (6, "tiny program: each slice's bounds `assert` and index arithmetic"),
+    "with_update_irregular": (5, "tiny program: bounds asserts and the copy of every row"),
+    "integer_division_signs": (5, "array literals of computed scalars: one map over `iota` "
+                               "whose scalar function selects the element"),
+    "seq_zipwithseq": (4, "tiny program: sequences are arrays; the zip's length assert"),
+    "pythagorean_triples": (4, "expansion: segment ids, positions and the gathers of every "
+                            "candidate's components (a constant factor, the same at any n)"),
+    "loop_for": (4, "as loop_inside_map, on a per-element `for` count"),
+    "with_update": (4, "tiny program: bounds asserts and the copy"),
+}
+
+
+@pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
+def test_flat_work_is_at_most_three_times_the_interpreters(path):
+    found = costs(path)
+    if found is None:
+        pytest.skip("stops with an accel error: its counts stop at the error")
+    (interp_work, _), (flat_work, _) = found
+    bound, why = EXCEPTIONS.get(path.stem, (LIMIT, ""))
+    assert flat_work <= bound * max(interp_work, 1), (flat_work, interp_work, why)
+
+
+def test_the_exceptions_are_real_programs_and_still_exceptions():
+    names = {p.stem for p in PROGRAMS}
+    assert set(EXCEPTIONS) <= names
+    for name in EXCEPTIONS:
+        (interp_work, _), (flat_work, _) = costs(next(p for p in PROGRAMS if p.stem == name))
+        assert flat_work > LIMIT * interp_work, f"{name} is no longer an exception: drop it"
