@@ -37,19 +37,28 @@ class Program:
 
     def run(self, entry: str, *args: Any, target: str = "interp") -> Any:
         """Call the def `entry` with Python arguments; return its value as numpy/awkward."""
-        from .values import to_python
         targets.check_target(target)
-        values, params, result = self._arguments(entry, args)
-        if target == "numpy":
-            out = self._session.call_flat(entry, values, params, result)
-        else:
-            out = self._session.call(entry, values)
-        return to_python(out, result)
+        params, result = self._signature(entry, args)
+        if target == "numpy":          # numpy and Awkward arrays cross without Python loops
+            from .backends.numpy.boundary import flat_from_python, python_from_flat
+            flat = [flat_from_python(a, p) for a, p in zip(args, params)]
+            return python_from_flat(self._session.call_flat(entry, flat, params), result)
+        from .values import from_python, to_python
+        values = [from_python(a, p) for a, p in zip(args, params)]
+        return to_python(self._session.call(entry, values), result)
 
-    def _arguments(self, entry: str, args: tuple) -> tuple[list[Any], list[T.Type], T.Type]:
-        """The interp values of the Python arguments, the concrete parameter types and the
-        result type of this call of `entry` (the program is run once, first)."""
-        from .values import from_python
+    def flat_run(self, entry: str, *args: Any):
+        """Flattening on real data: `entry` called on these arguments on the `numpy` target
+        with every flat binding's value traced, and work and depth next to the
+        interpreter's (`viz.flat_run.FlatRun`: `.text()`, `.dot()`, `.svg()`)."""
+        from .backends.numpy.boundary import flat_from_python
+        params, result = self._signature(entry, args)
+        flat = [flat_from_python(a, p) for a, p in zip(args, params)]
+        return self._session.flat_call_run(entry, flat, params, result)
+
+    def _signature(self, entry: str, args: tuple) -> tuple[list[T.Type], T.Type]:
+        """The concrete parameter types and result type of this call of `entry` (checked
+        against the arguments' types; the program is run once, first)."""
         if not self._loaded:
             self._session.execute(self.source, self.name)
             self._loaded = True
@@ -70,16 +79,7 @@ class Program:
                     allowed = ", ".join(sorted(T.CLASSES[cls]))
                     raise AccelTypeError(f"argument {position} of `{entry}`: `{var}` must be "
                                          f"one of {allowed}, got {T.show(bound)}")
-        concrete = [T.substitute(p, mapping) for p in params]
-        values = [from_python(arg, p) for p, arg in zip(concrete, args)]
-        return values, concrete, T.substitute(result, mapping)
-
-    def flat_run(self, entry: str, *args: Any):
-        """Flattening on real data: `entry` called on these arguments on the `numpy` target
-        with every flat binding's value traced, and work and depth next to the
-        interpreter's (`viz.flat_run.FlatRun`: `.text()`, `.dot()`, `.svg()`)."""
-        values, params, result = self._arguments(entry, args)
-        return self._session.flat_call_run(entry, values, params, result)
+        return [T.substitute(p, mapping) for p in params], T.substitute(result, mapping)
 
     def stages(self, entry: str | None = None, stop_after: str | None = None) -> "Stages":
         """The compilation stages of the program, or of the def `entry` only:

@@ -331,19 +331,19 @@ class Session:
                 env[name] = flat_numpy.to_flat(entry.value, rep)
         return env
 
-    def call_flat(self, name: str, args: list[Any], params: list[Type], result: Type) -> Any:
-        """Call the global def `name` on the `numpy` target, with interp values of the
-        concrete types `params`; gives the interp value of type `result`. The call is compiled
-        as a def whose parameters are annotated with those types, sized where the argument
-        is rectangular (so a regular argument keeps a regular representation), and cached."""
+    def call_flat(self, name: str, args: list[Any], params: list[Type]) -> Any:
+        """Call the global def `name` on the `numpy` target with flat arguments of the
+        concrete types `params` (`backends.numpy.boundary.flat_from_python` makes them from
+        numpy and Awkward arrays); gives the flat result. The call is compiled as a def whose
+        parameters are annotated with those types, sized where the argument is rectangular
+        (so a regular argument keeps a regular representation), and cached."""
         from .backends import numpy as flat_numpy
         stages, env = self._flat_call_stages(name, args, params)
         form = stages[-1].program.forms[0]
-        flat_args = [flat_numpy.to_flat(a, p.rep) for a, p in zip(args, form.params)]
         counters = flat_numpy.Counters()
-        out = flat_numpy.call(form, flat_args, env, counters=counters, cancel=self.cancel)
+        out = flat_numpy.call(form, args, env, counters=counters, cancel=self.cancel)
         self.last_counters = counters
-        return flat_numpy.from_flat(out, result)
+        return out
 
     def flat_call_run(self, name: str, args: list[Any], params: list[Type], result: Type):
         """`call_flat` traced: a `viz.flat_run.FlatRun` of the call, with the interpreter's
@@ -353,30 +353,29 @@ class Session:
         from .viz.flat_run import FlatRun
         stages, env = self._flat_call_stages(name, args, params)
         form = stages[-1].program.forms[0]
-        flat_args = [flat_numpy.to_flat(a, p.rep) for a, p in zip(args, form.params)]
         counters = flat_numpy.Counters(trace=[])
         fields: dict[str, Any] = {"stages": stages, "inputs": {
-            p.name: a for p, a in zip(form.params, flat_args)}}
+            p.name: a for p, a in zip(form.params, args)}}
         try:
-            out = flat_numpy.call(form, flat_args, env, counters=counters, cancel=self.cancel)
+            out = flat_numpy.call(form, args, env, counters=counters, cancel=self.cancel)
             fields["result"] = format_value(flat_numpy.from_flat(out, result), result)
         except AccelError as err:
             fields["error"] = err.format().splitlines()[0]
         interp = self._interpreter(self._types, self._instantiations)
-        costs = getattr(interp, "costs", None)
+        values = [flat_numpy.from_flat(a, t) for a, t in zip(args, params)]
         try:
-            interp.call(self._globals[name].value, list(args))
-            if costs is not None:
-                fields["interp_work"], fields["interp_depth"] = costs.work, costs.depth
+            interp.call(self._globals[name].value, values)
+            fields["interp_work"], fields["interp_depth"] = interp.costs.work, interp.costs.depth
         except AccelError:
             pass
         return FlatRun.from_counters(stages[-1], counters, **fields)
 
     def _flat_call_stages(self, name: str, args: list[Any], params: list[Type]):
-        """The stages (through flatten) of the wrapper def that calls `name` on arguments
-        of these types and shapes, and the globals it reads; cached until globals change."""
-        from .backends import numpy as flat_numpy
-        reps = [flat_numpy.rep_of_value(a, t) for a, t in zip(args, params)]
+        """The stages (through flatten) of the wrapper def that calls `name` on flat
+        arguments of these types and representations, and the globals it reads; cached
+        until the globals change."""
+        from .backends.numpy.boundary import rep_of_flat
+        reps = [rep_of_flat(a, t) for a, t in zip(args, params)]
         annotations = [_annotation(t, r, f"s{k}_") for k, (t, r) in enumerate(zip(params, reps))]
         key = (name, tuple(annotations))
         if key not in self._flat_calls:

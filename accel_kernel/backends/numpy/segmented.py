@@ -112,18 +112,32 @@ def scan_inner(op: Operator, ne: Any, arr: Any) -> Any:
 def seg_reduce(op: Operator, ne: Any, offsets: np.ndarray, values: Any) -> Any:
     """One value per segment; `ne` for an empty segment."""
     sizes = sizes_of(offsets)
+    ufunc = op.ufunc(values)
+    if ufunc is not None and isinstance(values, np.ndarray) and len(values):
+        return _seg_reduce_ufunc(ufunc, op, ne, offsets, sizes, values)
     leaf = _leaf(values)
     out = _full((len(sizes),) + leaf.shape[1:], ne)
     nonempty = np.flatnonzero(sizes > 0)
     if len(nonempty) == 0:
         return out
-    ufunc = op.ufunc(values)
-    if ufunc is not None:
-        reduced = ufunc.reduceat(values, offsets[:-1][nonempty], axis=0, dtype=values.dtype)
-    else:
-        reduced = _tree_segments(op, offsets, values)
-        reduced = take(reduced, nonempty)
+    reduced = take(_tree_segments(op, offsets, values), nonempty)
     _put(out, nonempty, op.with_ne(ne, reduced))
+    return out
+
+
+def _seg_reduce_ufunc(ufunc: np.ufunc, op: Operator, ne: Any, offsets: np.ndarray,
+                      sizes: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """`ufunc.reduceat` over the segments that start inside `values`, then `ne` written
+    over every empty segment (reduceat gives an empty segment its neighbour's element; a
+    trailing empty segment starts past the end, so those are not passed to it)."""
+    inside = int(np.searchsorted(offsets[:-1], len(values), side="left"))
+    out = np.empty((len(sizes),) + values.shape[1:], dtype=values.dtype)
+    out[:inside] = op.with_ne(ne, ufunc.reduceat(values, offsets[:inside], axis=0,
+                                                 dtype=values.dtype))
+    out[inside:] = ne
+    empty = sizes[:inside] == 0
+    if empty.any():
+        out[:inside][empty] = ne
     return out
 
 
