@@ -76,7 +76,7 @@ def test_stages_dot_needs_no_renderer(tmp_path, capsys):
 
 
 def test_stages_later_stage_is_not_built_yet(tmp_path, capsys):
-    assert main(["stages", write(tmp_path, "1\n"), "--stage", "fuse"]) == 2
+    assert main(["stages", write(tmp_path, "1\n"), "--stage", "codegen"]) == 2
     assert "not built yet" in capsys.readouterr().err
 
 

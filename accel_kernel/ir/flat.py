@@ -391,10 +391,37 @@ class Assert:
     message: str
 
 
+@dataclass(frozen=True)
+class Kernel:
+    """A fused kernel (the `fuse` stage): the statements of `body` run as one loop nest, so
+    the values they pass to each other are never stored; `body.result` are the values the
+    kernel writes out (the statement's targets, in order). `kind` says how it runs: "map"
+    (elements in parallel), "redomap" (a map whose results are reduced on the fly), "scan",
+    "filter", "segmented" (segments in parallel, each one's elements in order), "rows" (the
+    rows of a regular block likewise), "push" (one loop per part of a concatenation, no
+    branch). `lines` are the source lines its statements came from. work and depth: those
+    of its statements (docs/flat.md); fusion saves the memory traffic, not operations."""
+    name: str
+    kind: str
+    body: "Block"
+    lines: tuple[int, ...] = ()
+
+
 Op = Union[Scalar, Literal, Iota, Replicate, Map, Reduce, SegReduce, Scan, SegScan, Filter,
-           Copy, WriteRows, SegFilter, SizesToOffsets, Lengths, SegmentIds, SegmentIota, Gather, SegGather, Index,
-           Length, Rebuild, Offsets, Values, Reshape, MakeTuple, Project, Library, SegLibrary,
-           If, Loop, Assert]
+           Copy, WriteRows, SegFilter, SizesToOffsets, Lengths, SegmentIds, SegmentIota,
+           Gather, SegGather, Index, Length, Rebuild, Offsets, Values, Reshape, MakeTuple,
+           Project, Library, SegLibrary, If, Loop, Assert, Kernel]
+
+
+def blocks_of(op: "Op") -> list["Block"]:
+    """The blocks nested in an operation (`if`, `loop`, a kernel), in the order they run."""
+    if isinstance(op, If):
+        return [op.then, op.else_]
+    if isinstance(op, Loop):
+        return [b for b in (op.cond, op.body) if b is not None]
+    if isinstance(op, Kernel):
+        return [op.body]
+    return []
 
 
 # ---------------------------------------------------------------- statements and blocks

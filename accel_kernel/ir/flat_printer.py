@@ -31,12 +31,12 @@ from ..lang.parser import parse_expr
 from ..lang.printer import print_expr, print_pattern
 from ..lang.source import Source
 from . import core
-from .flat import (Assert, Atom, Block, Const, FlatForm, FlatProgram, Filter, FVar,
-                   Copy, Gather, If, Index, Iota, Length, Lengths, Library, Literal, Loop, MakeTuple,
-                   Map, Offsets, Op, Project, Rebuild, Reduce, Regular, Rep, Replicate, Reshape,
-                   Scalar, ScalarFn, ScalarRep, Scan, SegFilter, SegGather, SegLibrary, WriteRows,
-                   SegmentIds, SegmentIota, Segmented, SegReduce, SegScan, SizesToOffsets,
-                   Stmt, TupleRep, Values, show_rep)
+from .flat import (Assert, Atom, Block, Const, Copy, FlatForm, FlatProgram, Filter, FVar,
+                   Gather, If, Index, Iota, Kernel, Length, Lengths, Library, Literal, Loop,
+                   MakeTuple, Map, Offsets, Op, Project, Rebuild, Reduce, Regular, Rep,
+                   Replicate, Reshape, Scalar, ScalarFn, ScalarRep, Scan, SegFilter, SegGather,
+                   SegLibrary, SegmentIds, SegmentIota, Segmented, SegReduce, SegScan,
+                   SizesToOffsets, Stmt, TupleRep, Values, WriteRows, show_rep)
 
 INDENT = "  "
 
@@ -68,7 +68,7 @@ _SIMPLE: dict[type, tuple[str, tuple[str, ...]]] = {
     MakeTuple: ("tuple", ("*parts",)),
 }
 _BY_KEYWORD = {kw: (cls, fields) for cls, (kw, fields) in _SIMPLE.items()}
-KEYWORDS = set(_BY_KEYWORD) | {"scalar", "literal", "project", "if", "loop"}
+KEYWORDS = set(_BY_KEYWORD) | {"scalar", "literal", "project", "if", "loop", "kernel"}
 
 
 # ---------------------------------------------------------------- printing
@@ -132,6 +132,8 @@ def print_op(op: Op, rep: Rep | None = None) -> str:
         return f"if {print_atom(op.cond)} ..."
     if isinstance(op, Loop):
         return "loop ..."
+    if isinstance(op, Kernel):
+        return f"kernel {op.name} {op.kind} ..."
     if isinstance(op, Literal):
         return "literal " + print_value(op.value, op.rep)
     if isinstance(op, Project):
@@ -176,6 +178,10 @@ def print_stmt(stmt: Stmt, indent: str = "") -> list[str]:
         return ([head + f"if {print_atom(op.cond)}", f"{inner}then"]
                 + print_block(op.then, inner + INDENT)
                 + [f"{inner}else"] + print_block(op.else_, inner + INDENT))
+    if isinstance(op, Kernel):
+        lines = " ".join(str(n) for n in op.lines)
+        return ([head + f"kernel {op.name} {op.kind} [{lines}] do"]
+                + print_block(op.body, indent + INDENT + INDENT))
     if isinstance(op, Loop):
         params = "(" + ", ".join(f"{p.name}: {show_rep(p.rep)}" for p in op.params) + ")"
         inits = "(" + ", ".join(print_atom(a) for a in op.init) + ")"
@@ -548,6 +554,15 @@ class _Parser(_Reader):
             return If(cond, then, self.block())
         if word == "loop":
             return self.loop()
+        if word == "kernel":
+            name, kind = self.word(), self.word()
+            self.take("[")
+            lines = []
+            while not self.peek("]"):
+                lines.append(int(self.word_or_number()))
+            self.take("]")
+            self.keyword("do")
+            return Kernel(name, kind, self.block(), tuple(lines))
         if word in _BY_KEYWORD:
             cls, fields = _BY_KEYWORD[word]
             values = []

@@ -13,7 +13,8 @@
 """
 from __future__ import annotations
 
-from .flat import (OFFSETS, Assert, Atom, Block, Const, Copy, FlatProgram, Filter, WriteRows, FVar, Gather, If,
+from .flat import (OFFSETS, Assert, Atom, Block, Const, Copy, FlatProgram, Filter, FVar,
+                   Gather, If, Kernel, WriteRows, blocks_of,
                    Index, Iota, Length, Lengths, Library, Literal, Loop, MakeTuple, Map, Offsets,
                    Project, Rebuild, Reduce, Regular, Rep, Replicate, Reshape, Scalar, ScalarFn,
                    ScalarRep, Scan, SegFilter, SegGather, SegLibrary, SegmentIds, SegmentIota,
@@ -120,6 +121,13 @@ class _Verifier:
                     if rep is not None and rep != t.rep:
                         self.problem(stmt, f"`{t.name}` is {show_rep(t.rep)} but "
                                            f"{type(op).__name__} gives {show_rep(rep)}")
+        if isinstance(op, Kernel):           # a kernel writes out the names its body bound
+            results = [a.name for a in op.body.result if isinstance(a, FVar)]
+            if [t.name for t in stmt.targets] != results:
+                self.problem(stmt, "a kernel's targets must be the names its body gives")
+            for t in stmt.targets:
+                scope[t.name] = t.rep
+            return
         for t in stmt.targets:
             self.bind(t, scope, stmt)
 
@@ -249,6 +257,8 @@ class _Verifier:
             return list(then)
         if isinstance(op, Loop):
             return self.loop(stmt, op, scope)
+        if isinstance(op, Kernel):
+            return list(self.block(op.body, scope))
         self.problem(stmt, f"unknown operation {type(op).__name__}")
         return None
 
@@ -303,16 +313,12 @@ def _bound_names(block: Block, out: set[str]) -> None:
     for stmt in block.stmts:
         out.update(t.name for t in stmt.targets)
         op = stmt.op
-        if isinstance(op, If):
-            _bound_names(op.then, out)
-            _bound_names(op.else_, out)
-        elif isinstance(op, Loop):
+        if isinstance(op, Loop):
             out.update(p.name for p in op.params)
             if op.index is not None:
                 out.add(op.index.name)
-            _bound_names(op.body, out)
-            if op.cond is not None:
-                _bound_names(op.cond, out)
+        for inner in blocks_of(op):
+            _bound_names(inner, out)
 
 
 def verify(program: FlatProgram) -> list[str]:

@@ -35,7 +35,7 @@ from ..lang.typecheck import CheckResult, GlobalEnv, check_program
 from ..lang.types import Type
 
 FRONT_END = ("parse", "typed")
-LATER_STAGES = ("fuse", "codegen")
+LATER_STAGES = ("codegen",)
 
 
 # ---------------------------------------------------------------- the rewrite log
@@ -193,13 +193,14 @@ def default_passes() -> list[Pass]:
     """The passes after the front end, in order: the pipeline is this literal list."""
     from .desugar import DESUGAR
     from .flatten import FLATTEN
+    from .fuse import FUSE
     from .regularity import REGULARITY
     from .shape import SHAPE
-    return [DESUGAR, SHAPE, REGULARITY, FLATTEN]
+    return [DESUGAR, SHAPE, REGULARITY, FLATTEN, FUSE]
 
 
 def stage_names() -> tuple[str, ...]:
-    return FRONT_END + ("desugar", "shape", "regularity", "flatten")
+    return FRONT_END + ("desugar", "shape", "regularity", "flatten", "fuse")
 
 
 def _analysis_changed(facts: Mapping[int, Any]) -> bool:
@@ -229,8 +230,8 @@ def run_pipeline(program: ast.Program, checked: CheckResult, env: GlobalEnv,
         try:
             out = p.run(current.program, ctx)
         except NotImplementedError:
-            if stop_after == p.name:
-                raise
+            if stop_after is not None and stop_after not in [s.name for s in stages]:
+                raise                 # the stage asked for cannot be reached: say why
             break                     # this program needs what the pass does not build yet
         if p.transforms and not isinstance(out.program, ast.Program):
             problems = p.verify(out.program) if hasattr(p, "verify") else []

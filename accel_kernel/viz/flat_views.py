@@ -25,6 +25,9 @@ from ..ir.flat_printer import print_flat, print_op
 from ..passes.pipeline import Stage
 from .colourings import GREEN, GREY, ORANGE, WHITE, YELLOW
 
+KERNEL_FILL = "#eef3fb"       # the box of a fused kernel
+KERNEL_LINE = "#3b6fb6"
+
 FONT = "Helvetica,Arial,sans-serif"
 HIGHLIGHT = "#d6006f"
 DESCRIPTOR_OPS = (F.Offsets, F.SizesToOffsets, F.SegmentIds, F.SegmentIota, F.Lengths)
@@ -70,11 +73,7 @@ def _block_stmts(block: F.Block) -> Iterable[F.Stmt]:
 
 
 def _blocks(op: Any) -> list[F.Block]:
-    if isinstance(op, F.If):
-        return [op.then, op.else_]
-    if isinstance(op, F.Loop):
-        return [b for b in (op.cond, op.body) if b is not None]
-    return []
+    return F.blocks_of(op)
 
 
 def representation_of(stmt: F.Stmt, avoided: set[int], descriptors: set[str]) -> str:
@@ -100,6 +99,8 @@ def _op_name(op: Any) -> str:
         return "if"
     if isinstance(op, F.Loop):
         return "loop"
+    if isinstance(op, F.Kernel):
+        return "kernel"
     if isinstance(op, F.Assert):
         return "assert"
     return print_op(op).split(" ", 1)[0]
@@ -173,6 +174,9 @@ class _Dot:
         self.binder: dict[str, str] = {}          # variable -> DOT node that binds it
         self.inputs: dict[str, str] = {}
         self.reps: dict[str, F.Rep] = {}          # variable -> its rep, where it is read
+        self.buffers: dict[str, F.FVar] = {}      # a kernel's outputs (inner and outer names)
+        self.kernel_of: dict[str, str] = {}       # DOT node -> the kernel box it is in
+        self.current_kernel = ""
 
     def node_name(self, stmt: F.Stmt) -> str:
         return f"s{stmt.id}" if stmt.id else f"s_{id(stmt)}"
@@ -211,6 +215,7 @@ class _Dot:
 
     def stmt(self, stmt: F.Stmt, indent: str, result: bool) -> None:
         name = self.node_name(stmt)
+        self.kernel_of[name] = self.current_kernel
         kind = representation_of(stmt, self.avoided, self.descriptors)
         targets = ", ".join(f"{t.name}: {F.show_rep(t.rep)}" for t in stmt.targets)
         op_text = _op_name(stmt.op)
@@ -238,6 +243,9 @@ class _Dot:
             attrs.append(f'color="{HIGHLIGHT}", penwidth=3.5')
         if result:
             attrs.append("peripheries=2")
+        if isinstance(stmt.op, F.Kernel):
+            self.kernel(stmt, stmt.op, indent)
+            return
         for used in self.uses(stmt):
             self.edges.append((used, name))
         if isinstance(stmt.op, (F.If, F.Loop)):
@@ -262,6 +270,29 @@ class _Dot:
         for t in stmt.targets:
             self.binder[t.name] = name
 
+    def kernel(self, stmt: F.Stmt, op: F.Kernel, indent: str) -> None:
+        """A fused kernel: a box around the statements it runs as one loop nest; what it
+        writes out are buffers (labelled edges)."""
+        lines = ", ".join(str(n) for n in op.lines)
+        label = f"kernel {op.name} ({op.kind})" + (f" · line{'s' if len(op.lines) > 1 else ''} "
+                                                   f"{lines}" if lines else "")
+        self.lines.append(f"{indent}subgraph cluster_kernel_{stmt.id or id(stmt)} {{")
+        self.lines.append(f'{indent}  graph [label={_q(label)}, style="filled,rounded", '
+                          f'fillcolor="{KERNEL_FILL}", color="{KERNEL_LINE}", penwidth=1.5, '
+                          'fontsize=11];')
+        outer, self.current_kernel = self.current_kernel, op.name
+        self.block(op.body, indent + "  ")
+        self.current_kernel = outer
+        self.lines.append(f"{indent}}}")
+        for t, a in zip(stmt.targets, op.body.result):
+            if isinstance(a, F.FVar) and a.name in self.binder:
+                self.binder[t.name] = self.binder[a.name]
+                self.buffers[t.name] = t
+                self.buffers[a.name] = t
+
+    def _crosses(self, source: str, target: str) -> bool:
+        return self.kernel_of.get(source, "") != self.kernel_of.get(target, "")
+
     def finish(self) -> list[str]:
         out = []
         seen = set()
@@ -274,7 +305,12 @@ class _Dot:
             if (source, target) in seen or source == target:
                 continue
             seen.add((source, target))
-            style = ' [style=dashed, color="#b08c00"]' if used in self.descriptors else ""
+            attrs = ['style=dashed', 'color="#b08c00"'] if used in self.descriptors else []
+            buffer = self.buffers.get(used)
+            if buffer is not None and self._crosses(source, target):
+                attrs.append(f"label={_q(buffer.name + ': ' + F.show_rep(buffer.rep))}")
+                attrs += ["fontsize=9", 'fontcolor="#1f4e9c"', "penwidth=1.6"]
+            style = f" [{', '.join(attrs)}]" if attrs else ""
             out.append(f"  {source} -> {target}{style};")
         return out
 

@@ -141,7 +141,7 @@ def test_bad_arguments(ctx):
     with pytest.raises(MagicError, match="unknown stage `nope`"):
         run("%show nope rowsums", ctx)
     with pytest.raises(NotImplementedError, match="not available yet"):
-        run("%step fuse rowsums", ctx)
+        run("%step codegen rowsums", ctx)
     empty = MagicContext(Session(), "cell[1]")
     with pytest.raises(MagicError, match="needs a def's name"):
         run("%stages", empty)

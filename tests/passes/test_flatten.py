@@ -448,8 +448,8 @@ def test_what_is_not_built_yet_says_what(text, construct):
 
 def test_flatten_is_a_stage_of_the_pipeline():
     from accel_kernel.passes.pipeline import LATER_STAGES, default_passes, stage_names
-    assert stage_names()[-1] == "flatten" and "flatten" not in LATER_STAGES
-    assert default_passes()[-1] is FLATTEN
+    assert "flatten" in stage_names() and "flatten" not in LATER_STAGES
+    assert FLATTEN in default_passes()
     stage = flatten("let xs = [1, 2]\ndef f (ys: []i64) = map (\\y -> y + xs[0]) ys\nxs")
     assert [f.kind for f in stage.program.forms] == ["let", "def", "expr"]
     assert stage.changed and stage.types                  # keeps the types of its input

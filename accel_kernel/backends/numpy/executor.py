@@ -368,6 +368,11 @@ class Executor:
         values = self.block(op.then if self.atom(op.cond) else op.else_, {})
         return values[0] if len(values) == 1 else tuple(values)
 
+    def _kernel(self, stmt: F.Stmt, op: F.Kernel) -> Any:
+        """A fused kernel, run statement by statement (the reference for compiled ones)."""
+        values = self.block(op.body, {})
+        return values[0] if len(values) == 1 else tuple(values)
+
     def _assert(self, stmt: F.Stmt, op: F.Assert) -> Any:
         ok = self.atom(op.ok)
         self._cost(stmt, count(ok), log_depth(count(ok)))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...ir.flat import Assert, Block, FVar, If, Loop, ScalarFn, Stmt
+from ...ir.flat import Assert, Block, FVar, Loop, ScalarFn, Stmt, blocks_of
 
 
 def reads(op: Any) -> set[str]:
@@ -40,9 +40,7 @@ def block_reads(block: Block) -> set[str]:
 def may_fail(op: Any) -> bool:
     if isinstance(op, Assert):
         return True
-    blocks = [op.then, op.else_] if isinstance(op, If) else \
-        [b for b in (op.body, op.cond) if b is not None] if isinstance(op, Loop) else []
-    return any(may_fail(s.op) for b in blocks for s in b.stmts)
+    return any(may_fail(s.op) for b in blocks_of(op) for s in b.stmts)
 
 
 def prune(block: Block) -> tuple[Block, list[Stmt]]:

@@ -1,0 +1,402 @@
+"""Stage `fuse`: the flat program's statements grouped into kernels (Futhark PLDI'17 §4,
+Accelerate's delayed arrays, Obsidian's push arrays).
+
+A *kernel* (`ir.flat.Kernel`) is a group of statements that run as one loop nest: values
+passed between them at the same element index are never stored (pull arrays: a producer is
+read by its consumers element by element), and only what is used outside the kernel is
+written out. The rules, each logged under its name:
+
+- FUSE-VERTICAL: an element-wise statement (a `map`, a `gather` at computed indices, the
+  `project`ion of a mapped tuple, `iota`, `replicate` of a scalar) that reads, at the same
+  index, a value an open kernel makes, joins it (map∘map, map∘gather, ...).
+- FUSE-HORIZONTAL: an element-wise statement or a reduction that reads the same array at the
+  same index as an open kernel joins it (one pass over the input for both).
+- FUSE-REDOMAP, FUSE-SCANOMAP, FUSE-FILTER: a `reduce`, `scan` or `filter` of a value the
+  kernel makes element-wise ends it in that reduction (reduced on the fly, nothing stored),
+  scan or compaction. A kernel ending in a scan or a filter takes nothing more.
+- FUSE-SEGMENTED: a `seg_reduce` of a value the kernel makes (or `segment_ids` /
+  `segment_iota` of the same descriptor) makes it run segment by segment: segments in
+  parallel, each segment's elements in order, the segment id and the position in it being
+  the loop's own indices.
+- FUSE-ROWS: a `reduce` along the inner axis of a regular block the kernel makes: rows in
+  parallel, each row in order.
+- PUSH: `xs ++ ys` of regular arrays is a push kernel: one loop per part writing its own
+  range of the result, so no element asks which part it is in.
+- KERNEL: a kernel is made (one statement alone is still a kernel); its outputs are the
+  values read outside it (MATERIALISE, logged per value, saying who reads it).
+- REFUSE: a statement that could have joined an open kernel but did not, and why (it needs a
+  value the kernel makes as a whole, a value bound after the kernel, or the kernel already
+  ends in a scan or filter). Never by duplicating work: a value used by two consumers is
+  computed once per element and written out if a reader is outside.
+
+Everything else (scalar code, library functions, descriptors, asserts, `if` and `loop`, whose
+blocks are fused on their own) stays a host statement, run by the host driver.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..ir.flat import (Atom, Block, Filter, FlatForm, FlatProgram, FVar, Gather, If, Iota,
+                       Kernel, Library, Loop, Map, Project, Reduce, Regular, Replicate, Reshape,
+                       ScalarFn, ScalarRep, Scan, SegmentIds, SegmentIota, SegReduce, Stmt,
+                       TupleRep, Values, blocks_of)
+from ..ir.flat_printer import print_stmt
+from .pipeline import PassContext, PassOutput
+
+ELEMENT = "element"      # roles of a statement
+TERMINAL = "terminal"
+SEGMENT = "segment"
+PUSH = "push"
+
+
+@dataclass
+class _Group:
+    """An open kernel: its statements, the arrays it reads or makes at its element index,
+    and where it stands among the block's items."""
+    stmts: list[Stmt]
+    kind: str                                   # map | redomap | scan | filter | segmented | rows | push
+    aligned: set[str]                           # arrays indexed by the kernel's element index
+    made: set[str] = field(default_factory=set) # every name its statements bind
+    offsets: str | None = None                  # segmented: the descriptor's name
+    domain: Atom | None = None                  # iota / replicate: the element count
+    closed: bool = False
+    keep: str | None = None                     # filter: the mask of the kept elements
+    kept: set[str] = field(default_factory=set) # filter: arrays over the kept elements only
+
+    def can_take_elements(self) -> bool:
+        return not self.closed and self.kind != "push"
+
+
+def _fvars(op: Any) -> list[FVar]:
+    """Every variable an operation reads (scalar functions' free variables included)."""
+    out: list[FVar] = []
+    for name in op.__dataclass_fields__:
+        value = getattr(op, name)
+        for item in value if isinstance(value, tuple) else (value,):
+            if isinstance(item, FVar):
+                out.append(item)
+            elif isinstance(item, ScalarFn):
+                out += list(item.free)
+            elif isinstance(item, Block):
+                out += _block_reads(item)
+    return out
+
+
+def _block_reads(block: Block) -> list[FVar]:
+    bound: set[str] = set()
+    out: list[FVar] = []
+    for stmt in block.stmts:
+        out += [v for v in _fvars(stmt.op) if v.name not in bound]
+        bound.update(t.name for t in stmt.targets)
+        if isinstance(stmt.op, Loop):
+            bound.update(p.name for p in stmt.op.params)
+            if stmt.op.index is not None:
+                bound.add(stmt.op.index.name)
+    out += [a for a in block.result if isinstance(a, FVar) and a.name not in bound]
+    return out
+
+
+def _array(rep: Any, rank: int | None = None) -> bool:
+    return isinstance(rep, Regular) and (rank is None or rep.rank == rank)
+
+
+def _elementwise_rep(rep: Any) -> bool:
+    if isinstance(rep, TupleRep):
+        return all(_elementwise_rep(p) for p in rep.parts)
+    return isinstance(rep, Regular)
+
+
+def classify(stmt: Stmt) -> tuple[str | None, list[str]]:
+    """The role a statement can play in a kernel and the arrays it reads at the element
+    index; (None, []) for a host statement."""
+    op = stmt.op
+    if isinstance(op, Map) and op.args and all(isinstance(a, FVar) and _array(a.rep)
+                                                for a in op.args) \
+            and len({a.rep.rank for a in op.args}) == 1 \
+            and all(_elementwise_rep(t.rep) for t in stmt.targets):
+        return ELEMENT, [a.name for a in op.args]
+    if isinstance(op, Project) and isinstance(op.tup, FVar) and isinstance(op.tup.rep, TupleRep) \
+            and _elementwise_rep(op.tup.rep):
+        return ELEMENT, [op.tup.name]
+    if isinstance(op, Gather) and _array(op.arr.rep, 1) and _array(op.indices.rep, 1):
+        return ELEMENT, [op.indices.name]
+    if isinstance(op, (Reshape, Values)) and isinstance(op.arr, FVar) and _array(op.arr.rep) \
+            and all(_array(t.rep) for t in stmt.targets):
+        return ELEMENT, [op.arr.name]           # the same elements seen with another shape
+    if isinstance(op, (Iota, Replicate)) and (
+            isinstance(op, Iota) or isinstance(op.x, FVar) and isinstance(op.x.rep, ScalarRep)
+            or not isinstance(op.x, FVar)):
+        return ELEMENT, []
+    if isinstance(op, (Reduce, Scan)) and _array(op.arr.rep) and (
+            op.arr.rep.rank == 1 or isinstance(op, Reduce) and op.arr.rep.rank == 2):
+        return TERMINAL, [op.arr.name]
+    if isinstance(op, Filter) and _array(op.keep.rep, 1) and _array(op.arr.rep, 1):
+        return TERMINAL, [op.keep.name, op.arr.name]
+    if isinstance(op, (SegmentIds, SegmentIota)):
+        return SEGMENT, []
+    if isinstance(op, SegReduce) and isinstance(op.values, FVar) and _array(op.values.rep, 1):
+        return SEGMENT, [op.values.name]
+    if isinstance(op, Library) and op.name == "concat" and len(op.args) == 2 \
+            and all(isinstance(a, FVar) and _array(a.rep, 1) for a in op.args):
+        return PUSH, []
+    return None, []
+
+
+class Fuser:
+    def __init__(self, ctx: PassContext):
+        self.ctx = ctx
+        self.count = 0
+
+    # ------------------------------------------------------------------ the program
+    def program(self, program: FlatProgram) -> FlatProgram:
+        return FlatProgram(tuple(replace(f, body=self.block(f.body)) for f in program.forms))
+
+    def block(self, block: Block) -> Block:
+        stmts = [self._nested(s) for s in block.stmts]
+        items: list[Stmt | _Group] = []
+        bound_at: dict[str, int] = {}           # name -> index of the item that binds it
+        for stmt in stmts:
+            role, aligned = classify(stmt)
+            group = self._place(stmt, role, aligned, items, bound_at) if role else None
+            if group is None:
+                if role is not None:
+                    group = self._open(stmt, role, aligned)
+                    items.append(group)
+                else:
+                    items.append(stmt)
+            index = items.index(group) if group is not None else len(items) - 1
+            for t in stmt.targets:
+                bound_at[t.name] = index
+        outside = _reads_outside(items, block.result)
+        out = [self._kernel(item, outside) if isinstance(item, _Group) else item
+               for item in items]
+        return Block(tuple(out), block.result)
+
+    def _nested(self, stmt: Stmt) -> Stmt:
+        op = stmt.op
+        if isinstance(op, If):
+            return replace(stmt, op=If(op.cond, self.block(op.then), self.block(op.else_)))
+        if isinstance(op, Loop):
+            return replace(stmt, op=replace(op, body=self.block(op.body),
+                                            cond=self.block(op.cond) if op.cond else None))
+        return stmt
+
+    # ------------------------------------------------------------------ grouping
+    def _open(self, stmt: Stmt, role: str, aligned: list[str]) -> _Group:
+        op = stmt.op
+        kind = {ELEMENT: "map", TERMINAL: "map", SEGMENT: "segmented", PUSH: "push"}[role]
+        group = _Group([stmt], kind, set(aligned), {t.name for t in stmt.targets})
+        if isinstance(op, (Iota, Replicate)):
+            group.domain = op.n
+        if isinstance(op, (SegmentIds, SegmentIota, SegReduce)):
+            group.offsets = op.offsets.name
+        if role == TERMINAL:
+            self._terminal(group, stmt)
+        if role != TERMINAL or isinstance(op, Filter):
+            group.aligned |= group.made
+        return group
+
+    def _place(self, stmt: Stmt, role: str, aligned: list[str], items: list,
+               bound_at: dict[str, int]) -> _Group | None:
+        """The open kernel `stmt` joins (and joins it), or None."""
+        reads = {v.name for v in _fvars(stmt.op)}
+        for group in reversed([i for i in items if isinstance(i, _Group)]):
+            rule, why = self._fits(group, stmt, role, aligned, reads, items.index(group),
+                                   bound_at)
+            if rule is None:
+                if why:
+                    self._log("REFUSE", stmt, why)
+                continue
+            group.stmts.append(stmt)
+            group.made |= {t.name for t in stmt.targets}
+            if role == ELEMENT or isinstance(stmt.op, Filter):
+                group.aligned |= {t.name for t in stmt.targets} | set(aligned)
+            else:
+                group.aligned |= set(aligned)
+            self._log(rule, stmt, self._notes[rule])
+            return group
+        return None
+
+    _notes = {
+        "FUSE-VERTICAL": "reads a value of the kernel at the same index: computed in the "
+                         "same loop, never stored",
+        "FUSE-HORIZONTAL": "reads the same array at the same index as the kernel: one pass",
+        "FUSE-REDOMAP": "reduces a value the kernel makes: reduced on the fly",
+        "FUSE-SCANOMAP": "scans a value the kernel makes: scanned on the fly",
+        "FUSE-FILTER": "filters a value the kernel makes: compacted on the fly",
+        "FUSE-SEGMENTED": "per segment of the descriptor: segments in parallel, each "
+                          "segment's elements in order",
+        "FUSE-ROWS": "reduces the rows of a block the kernel makes: rows in parallel",
+    }
+
+    def _fits(self, group: _Group, stmt: Stmt, role: str, aligned: list[str],
+              reads: set[str], position: int, bound_at: dict[str, int]
+              ) -> tuple[str | None, str]:
+        op = stmt.op
+        shares = set(aligned) & group.aligned
+        if role == PUSH or group.kind == "push":
+            return None, ""
+        if role == SEGMENT and isinstance(op, (SegmentIds, SegmentIota)) and not shares:
+            if group.kind == "segmented" and group.offsets == op.offsets.name:
+                return self._available(stmt, group, reads, position, bound_at, set(),
+                                       "FUSE-SEGMENTED")
+            return None, ""
+        if not shares and not (isinstance(op, (Iota, Replicate)) and group.domain == op.n
+                               and group.domain is not None):
+            return None, ""
+        if group.kind == "filter":
+            return self._fits_filtered(group, stmt, role, aligned, reads, position, bound_at)
+        if group.closed:
+            return None, f"the kernel ends in a {group.kind}: it takes nothing more"
+        # a value of the kernel read other than at the element index needs the whole kernel
+        whole = (reads - set(aligned)) & group.made
+        if whole:
+            return None, f"needs {', '.join(sorted(whole))} of the kernel as a whole"
+        rule = "FUSE-VERTICAL" if shares & group.made else "FUSE-HORIZONTAL"
+        if role == TERMINAL:
+            rule = self._terminal_rule(group, op)
+            if rule is None:
+                return None, f"a {type(op).__name__.lower()} cannot end a {group.kind} kernel"
+        if role == SEGMENT:                     # a seg_reduce of the kernel's values
+            if group.kind == "segmented" and group.offsets != op.offsets.name:
+                return None, "another segment descriptor"
+            if group.kind not in ("map", "segmented"):
+                return None, f"a seg_reduce cannot join a {group.kind} kernel"
+            rule = "FUSE-SEGMENTED"
+        return self._available(stmt, group, reads, position, bound_at, shares, rule)
+
+    def _fits_filtered(self, group: _Group, stmt: Stmt, role: str, aligned: list[str],
+                       reads: set[str], position: int, bound_at: dict[str, int]
+                       ) -> tuple[str | None, str]:
+        """After a filter, a kernel takes element-wise statements and reductions over the kept
+        elements (filter into its consumer: nothing is compacted unless a value is needed
+        outside), another filter by the same mask, or more work over all elements."""
+        op = stmt.op
+        over_kept = set(aligned) <= group.kept
+        over_all = not (set(aligned) & group.kept)
+        whole = (reads - set(aligned)) & group.made
+        if whole:
+            return None, f"needs {', '.join(sorted(whole))} of the kernel as a whole"
+        if isinstance(op, Filter):
+            if op.keep.name != group.keep or not over_all:
+                return None, "a filter by another mask"
+            return self._available(stmt, group, reads, position, bound_at, set(),
+                                   "FUSE-FILTER")
+        if isinstance(op, Scan) or role == SEGMENT or (isinstance(op, Reduce)
+                                                       and op.arr.rep.rank != 1):
+            return None, "the kernel ends in a filter: a scan or segmented work cannot follow"
+        if not (over_kept or over_all):
+            return None, "mixes kept elements with all elements"
+        if over_kept:
+            rule = "FUSE-REDOMAP" if role == TERMINAL else "FUSE-VERTICAL"
+            found = self._available(stmt, group, reads, position, bound_at, set(), rule)
+            if found[0] is not None and role == ELEMENT:
+                group.kept |= {t.name for t in stmt.targets}
+            return found
+        rule = "FUSE-REDOMAP" if role == TERMINAL else "FUSE-HORIZONTAL"
+        return self._available(stmt, group, reads, position, bound_at, set(), rule)
+
+    def _available(self, stmt, group, reads, position, bound_at, shares, rule):
+        late = sorted(n for n in reads - group.made if bound_at.get(n, -1) >= position)
+        if late:
+            return None, f"reads {', '.join(late)}, bound after the kernel starts"
+        if rule in ("FUSE-REDOMAP", "FUSE-SCANOMAP", "FUSE-FILTER", "FUSE-ROWS",
+                    "FUSE-SEGMENTED"):
+            self._terminal(group, stmt)
+        return rule, ""
+
+    def _terminal_rule(self, group: _Group, op: Any) -> str | None:
+        if isinstance(op, Reduce) and op.arr.rep.rank == 2:
+            return "FUSE-ROWS" if group.kind in ("map", "rows") else None
+        if isinstance(op, Reduce):
+            return "FUSE-REDOMAP" if group.kind in ("map", "redomap") else None
+        if isinstance(op, Scan):
+            return "FUSE-SCANOMAP" if group.kind == "map" else None
+        if isinstance(op, Filter):
+            return "FUSE-FILTER" if group.kind == "map" else None
+        return None
+
+    def _terminal(self, group: _Group, stmt: Stmt) -> None:
+        op = stmt.op
+        if isinstance(op, Reduce) and op.arr.rep.rank == 2:
+            group.kind = "rows"
+        elif isinstance(op, Reduce):
+            group.kind = "redomap" if group.kind in ("map", "redomap") else group.kind
+            if group.kind == "filter" and op.arr.name in group.kept:
+                return
+        elif isinstance(op, Scan):
+            group.kind, group.closed = "scan", True
+        elif isinstance(op, Filter):
+            group.kind, group.keep = "filter", op.keep.name
+            group.kept |= {t.name for t in stmt.targets}
+        elif isinstance(op, (SegReduce, SegmentIds, SegmentIota)):
+            group.kind, group.offsets = "segmented", op.offsets.name
+
+    # ------------------------------------------------------------------ kernels
+    def _kernel(self, group: _Group, outside: dict[str, list[str]]) -> Stmt:
+        self.count += 1
+        name = f"k{self.count}_{group.kind}"
+        outputs: list[FVar] = []
+        for stmt in group.stmts:
+            for t in stmt.targets:
+                readers = outside.get(t.name, [])
+                if readers:
+                    outputs.append(t)
+                    self._log("MATERIALISE", stmt, f"{t.name} is read by "
+                              f"{', '.join(sorted(set(readers)))}: written out")
+        lines = tuple(sorted({s.span.line for s in group.stmts if s.span is not None}))
+        body = Block(tuple(group.stmts), tuple(outputs))
+        kernel = Stmt(tuple(outputs), Kernel(name, group.kind, body, lines),
+                      span=group.stmts[0].span, id=self.ctx.fresh_id())
+        ops = ", ".join(print_stmt(s)[0].split(" = ", 1)[-1].split(" ", 1)[0]
+                        for s in group.stmts)
+        self.ctx.log.record("KERNEL", f"{len(group.stmts)} statement(s): {ops}",
+                            f"kernel {name} ({group.kind}) writes "
+                            f"{', '.join(t.name for t in outputs) or 'nothing'}",
+                            changed=(kernel.id,),
+                            note=f"lines {', '.join(map(str, lines))}" if lines else "")
+        return kernel
+
+    def _log(self, rule: str, stmt: Stmt, note: str) -> None:
+        text = print_stmt(stmt)[0].strip()
+        self.ctx.log.record(rule, text, "(in a kernel)" if rule.startswith("FUSE") else text,
+                            changed=(stmt.id,) if stmt.id else (), note=note)
+
+
+def _reads_outside(items: list, result: tuple[Atom, ...]) -> dict[str, list[str]]:
+    """For every name, who reads it other than the statements of its own kernel."""
+    readers: dict[str, list[str]] = {}
+    own: dict[str, int] = {}
+    for k, item in enumerate(items):
+        stmts = item.stmts if isinstance(item, _Group) else [item]
+        for stmt in stmts:
+            for t in stmt.targets:
+                own[t.name] = k
+    for k, item in enumerate(items):
+        stmts = item.stmts if isinstance(item, _Group) else [item]
+        who = "the kernel" if isinstance(item, _Group) else "a host statement"
+        for stmt in stmts:
+            for v in _fvars(stmt.op):
+                if own.get(v.name, -1) != k:
+                    readers.setdefault(v.name, []).append(
+                        f"{who} #{stmt.id}" if stmt.id else who)
+    for a in result:
+        if isinstance(a, FVar):
+            readers.setdefault(a.name, []).append("the result")
+    return readers
+
+
+class FusePass:
+    name = "fuse"
+    transforms = True
+
+    def run(self, program: FlatProgram, ctx: PassContext) -> PassOutput:
+        return PassOutput(Fuser(ctx).program(program))    # type: ignore[arg-type]
+
+    def verify(self, program: FlatProgram) -> list[str]:
+        from ..ir.flat_printer import verify
+        return verify(program)
+
+
+FUSE = FusePass()
