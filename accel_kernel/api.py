@@ -39,10 +39,11 @@ class Program:
         """Call the def `entry` with Python arguments; return its value as numpy/awkward."""
         targets.check_target(target)
         params, result = self._signature(entry, args)
-        if target == "numpy":          # numpy and Awkward arrays cross without Python loops
+        if target in ("numpy", "cpu"):   # numpy and Awkward arrays cross without Python loops
             from .backends.numpy.boundary import flat_from_python, python_from_flat
             flat = [flat_from_python(a, p) for a, p in zip(args, params)]
-            return python_from_flat(self._session.call_flat(entry, flat, params), result)
+            out = self._session.call_flat(entry, flat, params, target)
+            return python_from_flat(out, result)
         from .values import from_python, to_python
         values = [from_python(a, p) for a, p in zip(args, params)]
         return to_python(self._session.call(entry, values), result)

@@ -99,6 +99,9 @@ def _stages(args: argparse.Namespace) -> int:
     except PassError as err:       # a compiler bug: one line, not a traceback
         print(f"accel: {err}", file=sys.stderr)
         return 3
+    except NotImplementedError as err:      # the stage asked for is not reached yet
+        print(f"accel: {err}", file=sys.stderr)
+        return 2
     if args.stage is not None:
         stages = [s for s in stages if s.name == args.stage]
     elif args.format == "svg":

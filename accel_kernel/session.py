@@ -97,6 +97,9 @@ class Session:
         self._flat_calls: dict[tuple, tuple] = {}     # call_flat's compiled wrappers
         self._rep_cache: dict[str, tuple[Any, Any]] = {}   # global -> (its value, its rep)
         self.last_counters = None                     # work and depth of the last flat run
+        self.last_compile = 0.0                       # seconds compiling the last cell
+        from .runtime.memory import Memory
+        self.memory = Memory()                        # buffers of the compiled targets
         self._load_prelude()
 
     # ------------------------------------------------------------------ public API
@@ -110,10 +113,14 @@ class Session:
         started = time.perf_counter()
         compiled = self._compile(code, name)
         checked_at = time.perf_counter()
+        self.last_compile = 0.0
         values = self._evaluate(compiled)
         finished = time.perf_counter()
         result = self._commit(compiled, values, kind="def")
-        result.timings = {"check": checked_at - started, "run": finished - checked_at}
+        result.timings = {"check": checked_at - started}
+        if self.target in FLAT_TARGETS:
+            result.timings["compile"] = self.last_compile
+        result.timings["run"] = finished - checked_at - self.last_compile
         if getattr(values, "costs", None) is not None:
             result.costs = (values.costs.work, values.costs.depth)
         return result
@@ -172,7 +179,7 @@ class Session:
         from .viz.flat_run import FlatRun, interp_costs
         program, checked = self._target_program(target, name)
         stages = self._pipeline(program, checked, stop_after="flatten")
-        env = self._flat_globals(stages[-2].program)
+        env = self._flat_globals(_stage(stages, "regularity").program)
         counters = flat_numpy.Counters(trace=[])
         fields: dict[str, Any] = {"inputs": dict(sorted(env.items())), "stages": stages,
                                   "runs": not all(isinstance(f, ast.Def) for f in program.forms)}
@@ -287,7 +294,8 @@ class Session:
         return Interpreter(values, types, instantiations, cancel=self.cancel)
 
     def _evaluate(self, compiled: _Compiled):
-        if self.target == "numpy" and compiled.program.forms and not self._loading_prelude:
+        if self.target in FLAT_TARGETS and compiled.program.forms \
+                and not self._loading_prelude:
             return self._evaluate_flat(compiled)
         types = ChainMap(compiled.checked.types, self._types)
         instantiations = ChainMap(compiled.checked.instantiations, self._instantiations)
@@ -297,14 +305,25 @@ class Session:
         return self._interpreter(types, instantiations).run_forms(compiled.program.forms)
 
     def _evaluate_flat(self, compiled: _Compiled):
-        """Run a cell on the `numpy` target: compile it down to the flat IR, run that, and
-        bring the values back as interp values (what the session keeps, for every target)."""
+        """Run a cell on a compiled target (`numpy`: the flat IR run with numpy; `cpu`: the
+        fused program with numba kernels), and bring the values back as interp values (what
+        the session keeps, for every target)."""
         from .backends import numpy as flat_numpy
         from .backends.interp.evaluator import CellValues
         from .backends.interp.model import DefFunc
-        stages = self._pipeline(compiled.program, compiled.checked, stop_after="flatten")
-        out = flat_numpy.execute(stages[-1].program, self._flat_globals(stages[-2].program),
-                                 cancel=self.cancel)
+        started = time.perf_counter()
+        stages = self._pipeline(compiled.program, compiled.checked,
+                                stop_after=FLAT_TARGETS[self.target])
+        env = self._flat_globals(_stage(stages, "regularity").program)
+        if self.target == "cpu":
+            from .backends.cpu import driver
+            program = driver.compile_program(stages[-1].program, self.memory)
+            generated = time.perf_counter()
+            out = driver.run(program, env, cancel=self.cancel)
+            self.last_compile = (generated - started) + program.compile_seconds
+        else:
+            self.last_compile = time.perf_counter() - started
+            out = flat_numpy.execute(stages[-1].program, env, cancel=self.cancel)
         values = CellValues()
         let_types = {}
         for form in compiled.program.forms:
@@ -315,8 +334,9 @@ class Session:
                     let_types[name] = compiled.checked.schemes[name].type
         values.bindings.update(out.interp_bindings(let_types))
         values.results.extend(out.interp_results(list(compiled.checked.expr_types)))
-        values.costs = out.counters          # work and depth, as the interpreter's
-        self.last_counters = out.counters
+        if self.target == "numpy":
+            values.costs = out.counters      # work and depth, as the interpreter's
+            self.last_counters = out.counters
         return values
 
     def _flat_globals(self, core: ast.Program) -> dict[str, Any]:
@@ -331,15 +351,23 @@ class Session:
                 env[name] = flat_numpy.to_flat(entry.value, rep)
         return env
 
-    def call_flat(self, name: str, args: list[Any], params: list[Type]) -> Any:
-        """Call the global def `name` on the `numpy` target with flat arguments of the
-        concrete types `params` (`backends.numpy.boundary.flat_from_python` makes them from
-        numpy and Awkward arrays); gives the flat result. The call is compiled as a def whose
-        parameters are annotated with those types, sized where the argument is rectangular
-        (so a regular argument keeps a regular representation), and cached."""
+    def call_flat(self, name: str, args: list[Any], params: list[Type],
+                  target: str = "numpy") -> Any:
+        """Call the global def `name` on a compiled target (`numpy` or `cpu`) with flat
+        arguments of the concrete types `params` (`backends.numpy.boundary.flat_from_python`
+        makes them from numpy and Awkward arrays); gives the flat result. The call is
+        compiled as a def whose parameters are annotated with those types, sized where the
+        argument is rectangular (so a regular argument keeps a regular representation), and
+        cached (on `cpu` with its compiled kernels)."""
         from .backends import numpy as flat_numpy
-        stages, env = self._flat_call_stages(name, args, params)
+        stages, env = self._flat_call_stages(name, args, params, FLAT_TARGETS[target])
         form = stages[-1].program.forms[0]
+        if target == "cpu":
+            from .backends.cpu import driver
+            key = ("compiled", id(stages[-1].program))
+            if key not in self._flat_calls:
+                self._flat_calls[key] = driver.compile_program(stages[-1].program, self.memory)
+            return driver.run_call(self._flat_calls[key], form, args, env, cancel=self.cancel)
         counters = flat_numpy.Counters()
         out = flat_numpy.call(form, args, env, counters=counters, cancel=self.cancel)
         self.last_counters = counters
@@ -370,14 +398,15 @@ class Session:
             pass
         return FlatRun.from_counters(stages[-1], counters, **fields)
 
-    def _flat_call_stages(self, name: str, args: list[Any], params: list[Type]):
+    def _flat_call_stages(self, name: str, args: list[Any], params: list[Type],
+                          stop_after: str = "flatten"):
         """The stages (through flatten) of the wrapper def that calls `name` on flat
         arguments of these types and representations, and the globals it reads; cached
         until the globals change."""
         from .backends.numpy.boundary import rep_of_flat
         reps = [rep_of_flat(a, t) for a, t in zip(args, params)]
         annotations = [_annotation(t, r, f"s{k}_") for k, (t, r) in enumerate(zip(params, reps))]
-        key = (name, tuple(annotations))
+        key = (name, tuple(annotations), stop_after)
         if key not in self._flat_calls:
             form = self._globals[name].form
             own = [p.name for p in getattr(form, "params", ())[:len(args)]
@@ -387,8 +416,9 @@ class Session:
                                                   zip(names, annotations))
                     + f" = {name} {' '.join(names)}")
             compiled = self._compile(text, f"<call of {name}>")
-            stages = self._pipeline(compiled.program, compiled.checked, stop_after="flatten")
-            self._flat_calls[key] = (stages, self._flat_globals(stages[-2].program))
+            stages = self._pipeline(compiled.program, compiled.checked, stop_after=stop_after)
+            self._flat_calls[key] = (stages,
+                                     self._flat_globals(_stage(stages, "regularity").program))
         return self._flat_calls[key]
 
     def _commit(self, compiled: _Compiled, values, kind: str) -> CellResult:
@@ -435,6 +465,13 @@ class Session:
 
 
 
+FLAT_TARGETS = {"numpy": "flatten", "cpu": "fuse"}     # target -> the last stage it runs
+
+
+def _stage(stages: list, name: str):
+    return next(s for s in stages if s.name == name)
+
+
 def _annotation(t: Type, rep: Any, prefix: str, outer: bool = True) -> str:
     """Accel syntax for the concrete type `t`, with a size name on every dimension that the
     value's representation `rep` shows to be rectangular: `[s0_0][s0_1]f64`, `[][s0_1]f64`
@@ -460,6 +497,8 @@ def _forms_binding(program, entry: str):
     """The forms of a stage's program that bind `entry` (an AST or a flat program)."""
     if isinstance(program, ast.Program):
         return ast.Program(tuple(f for f in program.forms if entry in bound_names(f)))
+    if not hasattr(program, "forms"):            # the codegen stage: one module for all
+        return program
     from dataclasses import replace
     return replace(program, forms=tuple(f for f in program.forms if entry in f.names))
 

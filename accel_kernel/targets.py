@@ -12,10 +12,9 @@ TARGETS: dict[str, str] = {
     "cuda": "numba.cuda kernels on an NVIDIA GPU",
 }
 
-BUILT: frozenset[str] = frozenset({"interp", "numpy"})
+BUILT: frozenset[str] = frozenset({"interp", "numpy", "cpu"})
 
 _PENDING = {
-    "cpu": "it arrives with fusion and the numba CPU back end",
     "cuda": "it arrives with the numba.cuda back end",
 }
 

@@ -35,7 +35,7 @@ def test_error_format(tmp_path, capsys):
 
 def test_unbuilt_target_exits_2(tmp_path, capsys):
     path = write(tmp_path, "1\n")
-    assert main(["run", path, "--target", "cpu"]) == 2
+    assert main(["run", path, "--target", "cuda"]) == 2
     assert "not built yet" in capsys.readouterr().err
 
 
@@ -75,9 +75,11 @@ def test_stages_dot_needs_no_renderer(tmp_path, capsys):
     assert capsys.readouterr().out.lstrip().startswith("digraph")
 
 
-def test_stages_later_stage_is_not_built_yet(tmp_path, capsys):
-    assert main(["stages", write(tmp_path, "1\n"), "--stage", "codegen"]) == 2
-    assert "not built yet" in capsys.readouterr().err
+def test_stages_a_stage_the_program_cannot_reach_yet(tmp_path, capsys):
+    text = "map (\\r -> transpose r) [[[1, 2], [3, 4]]]\n"
+    assert main(["stages", write(tmp_path, text), "--stage", "codegen"]) == 2
+    err = capsys.readouterr().err
+    assert "not built yet" in err and "transpose" in err
 
 
 def test_stages_unknown_stage_and_entry(tmp_path, capsys):

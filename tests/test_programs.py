@@ -23,7 +23,7 @@ PROGRAMS = sorted(PROGRAMS_DIR.glob("*.accel"))
 ERROR_KINDS = ("SyntaxError", "TypeError", "NameError", "IndexError", "DivisionByZero", "SizeError")
 
 # Back ends every program is checked on; the others join as they are built.
-TARGETS = ("interp", "numpy")
+TARGETS = ("interp", "numpy", "cpu")
 
 EXPECTED_LINE = re.compile(r"^-- expected: (?P<value>.+)$")
 ERROR_LINE = re.compile(r"^-- error: (?P<kind>\w+)(?: at (?P<line>\d+):(?P<col>\d+))?$")

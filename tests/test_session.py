@@ -106,7 +106,7 @@ def test_cancel_interrupts_a_long_evaluation(session):
 
 def test_unbuilt_target_says_so(session):
     with pytest.raises(NotImplementedError, match="not built yet"):
-        session.set_target("cpu")
+        session.set_target("cuda")
     with pytest.raises(ValueError, match="unknown target"):
         session.set_target("tpu")
     assert session.target == "interp"

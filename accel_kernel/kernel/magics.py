@@ -267,7 +267,7 @@ def _show(ctx: MagicContext, args: str) -> MagicOutput:
     from ..viz.widgets import stage_view
     name, target = _stage_and_target(args, "show")
     target, stages = _compile_stages(ctx, target, "show", stop_after=name)
-    index = [s.name for s in stages].index(name)
+    index = _stage_index(stages, name)
     view = stage_view(stages, index, _title(target))
     out = MagicOutput()
     if not view.changed:
@@ -280,6 +280,14 @@ def _show(ctx: MagicContext, args: str) -> MagicOutput:
         out.show({"image/svg+xml": view.svg, "text/plain": view.text}, {"image/svg+xml": meta})
         out.show(_code_bundle(view.text + "\n" + view.listing))
     return out
+
+
+def _stage_index(stages: list, name: str) -> int:
+    names = [s.name for s in stages]
+    if name not in names:
+        raise NotImplementedError(f"the stage `{name}` is not available yet for this code: "
+                                  f"the pipeline ends at `{names[-1]}`")
+    return names.index(name)
 
 
 def _code_bundle(text: str) -> dict[str, str]:
@@ -302,7 +310,7 @@ def _step(ctx: MagicContext, args: str) -> MagicOutput:
                               f"{target.strip()} ARGS...` runs it on data)\n")
     else:
         target, stages = _compile_stages(ctx, target, "step", stop_after=name)
-    index = [s.name for s in stages].index(name)
+    index = _stage_index(stages, name)
     stage = stages[index]
     if not stage.steps:
         why = "it changed nothing" if not stage.changed else "it records no rewrite steps"

@@ -7,8 +7,9 @@ read by its consumers element by element), and only what is used outside the ker
 written out. The rules, each logged under its name:
 
 - FUSE-VERTICAL: an element-wise statement (a `map`, a `gather` at computed indices, the
-  `project`ion of a mapped tuple, `iota`, `replicate` of a scalar) that reads, at the same
-  index, a value an open kernel makes, joins it (map∘map, map∘gather, ...).
+  `project`ion of a mapped tuple, `iota`, `replicate` of a scalar, the views `values` and
+  `reshape` of a block the kernel makes) that reads, at the same index, a value an open
+  kernel makes, joins it (map∘map, map∘gather, ...). A view of anything else stays a view.
 - FUSE-HORIZONTAL: an element-wise statement or a reduction that reads the same array at the
   same index as an open kernel joins it (one pass over the input for both).
 - FUSE-REDOMAP, FUSE-SCANOMAP, FUSE-FILTER: a `reduce`, `scan` or `filter` of a value the
@@ -160,7 +161,7 @@ class Fuser:
             role, aligned = classify(stmt)
             group = self._place(stmt, role, aligned, items, bound_at) if role else None
             if group is None:
-                if role is not None:
+                if role is not None and not _is_view(stmt):
                     group = self._open(stmt, role, aligned)
                     items.append(group)
                 else:
@@ -193,8 +194,8 @@ class Fuser:
             group.offsets = op.offsets.name
         if role == TERMINAL:
             self._terminal(group, stmt)
-        if role != TERMINAL or isinstance(op, Filter):
-            group.aligned |= group.made
+        if role == ELEMENT or isinstance(op, (Filter, SegmentIds, SegmentIota)):
+            group.aligned |= group.made         # a reduction's result is not per element
         return group
 
     def _place(self, stmt: Stmt, role: str, aligned: list[str], items: list,
@@ -245,6 +246,8 @@ class Fuser:
         if not shares and not (isinstance(op, (Iota, Replicate)) and group.domain == op.n
                                and group.domain is not None):
             return None, ""
+        if _is_view(stmt) and stmt.op.arr.name not in group.made:
+            return None, ""                     # a view of an input stays a view (no copy)
         if group.kind == "filter":
             return self._fits_filtered(group, stmt, role, aligned, reads, position, bound_at)
         if group.closed:
@@ -362,6 +365,10 @@ class Fuser:
         text = print_stmt(stmt)[0].strip()
         self.ctx.log.record(rule, text, "(in a kernel)" if rule.startswith("FUSE") else text,
                             changed=(stmt.id,) if stmt.id else (), note=note)
+
+
+def _is_view(stmt: Stmt) -> bool:
+    return isinstance(stmt.op, (Reshape, Values))
 
 
 def _reads_outside(items: list, result: tuple[Atom, ...]) -> dict[str, list[str]]:

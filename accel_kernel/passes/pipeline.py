@@ -35,7 +35,7 @@ from ..lang.typecheck import CheckResult, GlobalEnv, check_program
 from ..lang.types import Type
 
 FRONT_END = ("parse", "typed")
-LATER_STAGES = ("codegen",)
+LATER_STAGES: tuple[str, ...] = ()
 
 
 # ---------------------------------------------------------------- the rewrite log
@@ -172,18 +172,16 @@ class Stage:
 
     def nodes(self) -> Iterator[Any]:
         """The IR nodes: AST nodes, or for a flat program its statements (each has an `id`
-        and a `span`)."""
+        and a `span`; the `codegen` stage's are those of the program it was made from)."""
         if not isinstance(self.program, ast.Program):
-            from ..ir.flat import If, Loop
-            pending = [form.body for form in self.program.forms]
+            from ..ir.flat import blocks_of
+            program = getattr(self.program, "program", None) or self.program
+            pending = [form.body for form in program.forms]
             while pending:
                 block = pending.pop(0)
                 for stmt in block.stmts:
                     yield stmt
-                    if isinstance(stmt.op, If):
-                        pending += [stmt.op.then, stmt.op.else_]
-                    elif isinstance(stmt.op, Loop):
-                        pending += [b for b in (stmt.op.cond, stmt.op.body) if b is not None]
+                    pending += blocks_of(stmt.op)
             return
         for form in self.program.forms:
             yield from ast.walk(form)
@@ -193,14 +191,15 @@ def default_passes() -> list[Pass]:
     """The passes after the front end, in order: the pipeline is this literal list."""
     from .desugar import DESUGAR
     from .flatten import FLATTEN
+    from ..backends.cpu.codegen import CODEGEN
     from .fuse import FUSE
     from .regularity import REGULARITY
     from .shape import SHAPE
-    return [DESUGAR, SHAPE, REGULARITY, FLATTEN, FUSE]
+    return [DESUGAR, SHAPE, REGULARITY, FLATTEN, FUSE, CODEGEN]
 
 
 def stage_names() -> tuple[str, ...]:
-    return FRONT_END + ("desugar", "shape", "regularity", "flatten", "fuse")
+    return FRONT_END + ("desugar", "shape", "regularity", "flatten", "fuse", "codegen")
 
 
 def _analysis_changed(facts: Mapping[int, Any]) -> bool:

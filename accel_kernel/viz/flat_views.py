@@ -108,14 +108,33 @@ def _op_name(op: Any) -> str:
 
 # ---------------------------------------------------------------- text
 
+def _fused(stage: Stage) -> Stage:
+    """The `codegen` stage is drawn as the kernels of the program it was generated from."""
+    module = stage.program
+    if hasattr(module, "source"):
+        from dataclasses import replace
+        return replace(stage, program=module.program)
+    return stage
+
+
 def flat_text(stage: Stage, previous: str | None = None) -> str:
     from .text import stage_header
+    if hasattr(stage.program, "source"):                 # codegen: the generated module
+        return stage_header(stage, previous) + "\n" + stage.program.source
     return stage_header(stage, previous) + "\n" + print_flat(stage.program)
 
 
 # ---------------------------------------------------------------- JSON
 
 def flat_json(stage: Stage) -> dict[str, Any]:
+    if hasattr(stage.program, "source"):                 # codegen: the generated module
+        module = stage.program
+        return {"stage": stage.name, "changed": stage.changed, "source": module.source,
+                "key": module.key,
+                "kernels": [{"name": k.name, "kind": k.kind, "statement": k.stmt_id,
+                             "inputs": list(k.inputs), "outputs": [t.name for t in k.outputs]}
+                            for k in module.kernels.values()],
+                "steps": [step.to_json() for step in stage.steps]}
     avoided, descriptors = avoided_ids(stage), descriptor_names(stage.program)
     bindings: dict[str, Any] = {}
     nodes = []
@@ -143,6 +162,7 @@ def flat_json(stage: Stage) -> dict[str, Any]:
 
 
 def flat_node_ids(stage: Stage) -> dict[int, set[int]]:
+    stage = _fused(stage)
     return {stmt.id: {stmt.id} for stmt in statements(stage.program)}
 
 
@@ -346,6 +366,7 @@ def flat_dot(stage: Stage, *, highlight: Iterable[int] = (), title: str | None =
     """The flat program as a graph: a node per statement coloured by its representation,
     segment descriptors as yellow notes, inputs on top; with `values` (statement id -> text)
     and `inputs` (name -> text), each node also shows its value on real data."""
+    stage = _fused(stage)
     dot = _Dot(stage, set(highlight), values or {}, inputs or {})
     for k, form in enumerate(stage.program.forms):
         label = {"def": f"def {form.names[0] if form.names else ''}",

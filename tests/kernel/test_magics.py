@@ -136,7 +136,7 @@ def test_unknown_magic_lists_known_ones(ctx):
         run("%python", ctx)                     # only a cell magic
 
 
-@pytest.mark.parametrize("line", ["%show codegen f", "%step codegen f", "%dashboard",
+@pytest.mark.parametrize("line", ["%dashboard",
                                   "%budget 2GB", "%load xs data.npy", "%%python"])
 def test_later_magics_say_not_available_yet(line, ctx):
     with pytest.raises(NotImplementedError, match="not available yet"):

@@ -59,12 +59,14 @@ class FlatCellValues:
 
 def execute(program: F.FlatProgram, globals: Mapping[str, FlatValue],
             counters: Counters | None = None, trace: bool = False,
-            cancel: CancelToken | None = None) -> FlatCellValues:
+            cancel: CancelToken | None = None, executor: type | None = None) -> FlatCellValues:
+    """Run the forms of a flat program. `executor`: a subclass of `Executor` (the `cpu`
+    target's host driver runs kernels compiled)."""
     counters = counters if counters is not None else Counters()
     if trace and counters.trace is None:
         counters.trace = []
     out = FlatCellValues(counters=counters)
-    runner = Executor(ChainMap(out.bindings, dict(globals)), counters, cancel)
+    runner = (executor or Executor)(ChainMap(out.bindings, dict(globals)), counters, cancel)
     with np.errstate(all="ignore"):
         for form in program.forms:
             if form.kind == "def":
@@ -79,9 +81,10 @@ def execute(program: F.FlatProgram, globals: Mapping[str, FlatValue],
 
 
 def call(form: F.FlatForm, args: list[FlatValue], globals: Mapping[str, FlatValue],
-         counters: Counters | None = None, cancel: CancelToken | None = None) -> FlatValue:
+         counters: Counters | None = None, cancel: CancelToken | None = None,
+         executor: type | None = None) -> FlatValue:
     """Run a "def" form on flat arguments (one per parameter)."""
-    runner = Executor(ChainMap(dict(globals)), counters or Counters(), cancel)
+    runner = (executor or Executor)(ChainMap(dict(globals)), counters or Counters(), cancel)
     scope = {p.name: coerce(a, p.rep) for p, a in zip(form.params, args)}
     with np.errstate(all="ignore"):
         values = runner.block(form.body, scope)

@@ -1,0 +1,822 @@
+"""Stage `codegen` for the `cpu` target: the Python source of one numba module for a fused
+program: a numba `@njit` function per scalar function, one `@njit(parallel=True)` function
+per kernel (`prange` over its elements, segments or rows, inner loops sequential), and for
+each kernel a plain Python *host function* that finds the kernel's size, allocates its
+outputs through the runtime's allocator, calls it and hands back its error flag.
+
+Kernels by kind (`ir.flat.Kernel.kind`; the element code is the kernel's statements, each
+value a local variable, inputs read at the element index):
+
+- map: `for i in prange(n)`: the element code, then every written-out value stored at `i`.
+- redomap: the elements split into chunks (a few per thread); each chunk folds its elements
+  from its first one, then the chunks' results are folded from the neutral element once,
+  in order (so any associative operator works, and `ne` is used exactly once).
+- scan: chunks again: their totals, an exclusive fold of the totals, then each chunk scans
+  from its carry (the element code runs twice: nothing is stored in between).
+- filter: a counting pass (each chunk's kept elements, and the reductions over kept
+  elements), the chunks' start positions, then a writing pass that stores the kept values at
+  their positions; with nothing compacted to write out, the counting pass is all.
+- segmented: `for s in prange(segments)`, each segment's elements in order; the segment id
+  and the position in it are the loop's own indices.
+- rows: as segmented, with rows of one width.
+- push: one loop per part of `xs ++ ys`, each writing its own range (no branch per element).
+
+Indices for gathers are `intp`; every gather is bounds checked (IndexError at the
+statement's span, as the `numpy` target reports it).
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...ir import flat as F
+from ...ir.flat_printer import print_stmt
+from .errors import ERR_LENGTH, ErrorTable
+from .python_code import python_name as _python_name
+from .scalar_arith import literal
+from .scalar_source import free_parameters, scalar_function
+
+DTYPES = {"bool": "np.bool_", "i32": "np.int32", "i64": "np.int64", "f32": "np.float32",
+          "f64": "np.float64"}
+CHUNKS_PER_THREAD = 4
+
+# the names of the generated functions' own variables: an accel name that is one of them
+# gets a trailing `_` in kernels and host functions
+KERNEL_NAMES = frozenset({"n", "chunks", "i", "s", "c", "lo", "hi", "acc", "kept", "pos",
+                          "starts", "counts", "total", "carry", "run", "start", "width",
+                          "alloc", "front", "back", "out", "err", "numba", "prange", "njit",
+                          "np", "len", "int", "max", "min", "range"})
+
+
+def python_name(name: str) -> str:
+    name = _python_name(name)
+    return name + "_" if name in KERNEL_NAMES else name
+
+
+@dataclass(frozen=True)
+class KernelCode:
+    """One kernel's functions in the module and how the host calls it."""
+    stmt_id: int
+    name: str                   # the @njit kernel; the host function is `<name>_host`
+    kind: str
+    inputs: tuple[str, ...]     # the accel names the host function takes, in order
+    outputs: tuple[F.FVar, ...]
+
+
+@dataclass
+class Module:
+    source: str
+    kernels: dict[int, KernelCode]          # by the kernel statement's id
+    errors: ErrorTable
+    key: str = ""                           # a hash of the source (the compile cache key)
+    program: F.FlatProgram | None = None    # the fused program it was generated from
+
+
+def generate(program: F.FlatProgram) -> Module:
+    """The numba module of a fused program (every kernel statement of every form)."""
+    writer = _ModuleWriter()
+    for form in program.forms:
+        writer.block(form.body)
+    source = writer.render()
+    return Module(source, writer.kernels, writer.errors,
+                  hashlib.sha256(source.encode()).hexdigest()[:16], program)
+
+
+class CodegenPass:
+    """The `codegen` stage: the fused program's numba module (source text; nothing is
+    compiled until the `cpu` target runs it)."""
+    name = "codegen"
+    transforms = True
+
+    def run(self, program: F.FlatProgram, ctx: Any) -> Any:
+        from ...passes.pipeline import PassOutput
+        module = generate(program)
+        for code in module.kernels.values():
+            ctx.log.record("KERNEL-FUNCTION", f"kernel {code.kind}",
+                           f"{code.name} (host: {code.name}_host)",
+                           changed=(code.stmt_id,),
+                           note=f"reads {', '.join(code.inputs) or 'nothing'}; writes "
+                                f"{', '.join(t.name for t in code.outputs) or 'nothing'}")
+        return PassOutput(module)
+
+    def verify(self, module: Module) -> list[str]:
+        try:
+            compile(module.source, "<codegen>", "exec")
+        except SyntaxError as err:
+            return [f"generated code does not parse: {err}"]
+        return []
+
+
+CODEGEN = CodegenPass()
+
+
+def _elem(rep: Any) -> str:
+    if isinstance(rep, (F.ScalarRep, F.Regular)):
+        return rep.elem
+    raise NotImplementedError(f"cpu: a value of representation {F.show_rep(rep)} in a kernel "
+                              "is not built yet")
+
+
+def _stype(rep: Any) -> Any:
+    """The scalar type of one element of a value of this rep (tuples of them)."""
+    if isinstance(rep, F.TupleRep):
+        return tuple(_stype(p) for p in rep.parts)
+    return _elem(rep)
+
+
+class _ModuleWriter:
+    def __init__(self) -> None:
+        self.errors = ErrorTable()
+        self.kernels: dict[int, KernelCode] = {}
+        self.functions: list[str] = []
+        self.count = 0
+
+    def block(self, block: F.Block) -> None:
+        for stmt in block.stmts:
+            if isinstance(stmt.op, F.Kernel):
+                self.kernel(stmt)
+            else:
+                for inner in F.blocks_of(stmt.op):
+                    self.block(inner)
+
+    def scalar_fn(self, fn: F.ScalarFn, arg_types: list[Any], base: str) -> tuple[str, Any]:
+        self.count += 1
+        name = f"{python_name(base)}_f{self.count}"
+        free = {v.name: v.rep for v in fn.free}
+        source, result = scalar_function(fn, name, arg_types, free, self.errors)
+        self.functions.append("@njit(cache=True)\n" + source)
+        return name, result
+
+    def kernel(self, stmt: F.Stmt) -> None:
+        op = stmt.op
+        assert isinstance(op, F.Kernel)
+        code = _KernelWriter(self, stmt).write()
+        self.kernels[stmt.id] = code
+
+    def render(self) -> str:
+        head = ['"""Generated by accel_kernel (codegen for the cpu target)."""',
+                "import numba", "import numpy as np", "from numba import njit, prange", "",
+                f"CHUNKS_PER_THREAD = {CHUNKS_PER_THREAD}", ""]
+        return "\n".join(head) + "\n\n".join(self.functions) + "\n"
+
+
+@dataclass
+class _Env:
+    """What a name is inside a kernel's loop: a local, an input read at the element index,
+    or an input used whole (a scalar, or an array read at computed indices)."""
+    made: dict[str, str] = field(default_factory=dict)       # accel name -> local variable
+    aligned: set[str] = field(default_factory=set)           # inputs read at the element index
+    whole: set[str] = field(default_factory=set)             # scalar or random-access inputs
+
+
+class _KernelWriter:
+    def __init__(self, module: _ModuleWriter, stmt: F.Stmt):
+        self.module = module
+        self.stmt = stmt
+        self.op: F.Kernel = stmt.op        # type: ignore[assignment]
+        self.name = python_name(self.op.name)
+        self.body = list(self.op.body.stmts)
+        self.made = {t.name for s in self.body for t in s.targets}
+        self.reps: dict[str, F.Rep] = {}
+        self.inputs: list[F.FVar] = []
+        self._find_inputs()
+        # what the kernel function takes for each input: its leaves (a tuple's parts, a
+        # segmented value's offsets and values), named as the scalar functions name them
+        self.leaves = {v.name: free_parameters({v.name: v.rep}) for v in self.inputs}
+        self.leaf_name = {(p.var, p.path): python_name(p.name)
+                          for params in self.leaves.values() for p in params}
+
+    def param_names(self) -> list[str]:
+        return [python_name(p.name) for v in self.inputs for p in self.leaves[v.name]]
+
+    def host_args(self) -> list[str]:
+        """The kernel's arguments in the host function, from the whole input values."""
+        out = []
+        for v in self.inputs:
+            for p in self.leaves[v.name]:
+                code = python_name(v.name)
+                for step in p.path:
+                    code = f"{code}[{step}]" if isinstance(step, int) else f"{code}.{step}"
+                if isinstance(p.rep, F.Regular) and p.rep.rank > 1:
+                    code += ".reshape(-1)"
+                out.append(code)
+        return out
+
+    # ------------------------------------------------------------------ inputs
+    def _find_inputs(self) -> None:
+        seen: set[str] = set()
+        for s in self.body:
+            for v in _reads(s.op):
+                self.reps[v.name] = v.rep
+                if v.name not in self.made and v.name not in seen:
+                    seen.add(v.name)
+                    self.inputs.append(v)
+            for t in s.targets:
+                self.reps[t.name] = t.rep
+
+    def aligned_inputs(self) -> set[str]:
+        """Inputs read at the element index (the others are used whole)."""
+        out = set()
+        for s in self.body:
+            op = s.op
+            if isinstance(op, F.Map):
+                out |= {a.name for a in op.args if isinstance(a, F.FVar)}
+            elif isinstance(op, F.Project):
+                out.add(op.tup.name)
+            elif isinstance(op, F.Gather):
+                out.add(op.indices.name)
+            elif isinstance(op, (F.Values, F.Reshape)):
+                out.add(op.arr.name)
+            elif isinstance(op, (F.Reduce, F.Scan)):
+                out.add(op.arr.name)
+            elif isinstance(op, F.Filter):
+                out |= {op.keep.name, op.arr.name}
+            elif isinstance(op, F.SegReduce):
+                out.add(op.values.name)
+        return out - self.made
+
+    # ------------------------------------------------------------------ writing
+    def write(self) -> KernelCode:
+        kind = self.op.kind
+        if kind == "push":
+            lines, host = self.push()
+        else:
+            lines, host = self.loop_kernel(kind)
+        self.module.functions.append("\n".join(lines))
+        self.module.functions.append("\n".join(host))
+        return KernelCode(self.stmt.id, self.name, kind,
+                          tuple(v.name for v in self.inputs), self.stmt.targets)
+
+    def header(self) -> list[str]:
+        lines = self.op.lines
+        where = f"lines {', '.join(map(str, lines))}" if lines else "no source line"
+        out = [f"# kernel {self.op.name} ({self.op.kind}, {where}) fuses:"]
+        for s in self.body:
+            out += ["#   " + line.strip() for line in print_stmt(s)[:1]]
+        return out
+
+    # ------------------------------------------------------------------ push
+    def push(self) -> tuple[list[str], list[str]]:
+        """`a ++ b`: one loop writes `a` to the front, another `b` after it."""
+        (concat,) = self.body
+        a, b = concat.op.args
+        out = concat.targets[0]
+        pa, pb = python_name(a.name), python_name(b.name)
+        lines = self.header() + [
+            "@njit(parallel=True, cache=True)",
+            f"def {self.name}(front, back, out):",
+            "    n = front.shape[0]",
+            "    for i in prange(n):",
+            "        out[i] = front[i]",
+            "    for i in prange(back.shape[0]):",
+            "        out[n + i] = back[i]"]
+        params = list(dict.fromkeys([pa, pb]))
+        host = [f"def {self.name}_host({', '.join(params + ['alloc'])}):",
+                f"    out = alloc(({pa}.shape[0] + {pb}.shape[0],), {DTYPES[_elem(out.rep)]})",
+                f"    {self.name}({pa}, {pb}, out)",
+                "    return (out,), None"]
+        return lines, host
+
+    # ------------------------------------------------------------------ loop kernels
+    def loop_kernel(self, kind: str) -> tuple[list[str], list[str]]:
+        aligned = self.aligned_inputs()
+        params = self.param_names()
+        outputs = list(self.stmt.targets)
+        terminals = [s for s in self.body if _is_terminal(s, kind)]
+        reductions = [s for s in terminals if isinstance(s.op, (F.Reduce, F.SegReduce))]
+        element_outputs = [t for t in outputs
+                           if not any(t in s.targets for s in reductions)]
+        lines = self.header()
+        lines.append("@njit(parallel=True, cache=True)")
+        out_params = [f"out_{python_name(t.name)}" for t in outputs
+                      if not (kind in ("redomap", "filter") and _is_scalar_result(t, reductions))]
+        extra = ["starts"] if kind == "filter" and len(out_params) else []
+        sizes = ["n", "chunks"] + (["width"] if kind == "rows" else [])
+        lines.append(f"def {self.name}({', '.join(sizes)}, "
+                     f"{', '.join(params + out_params + extra + ['err'])}):")
+        body = _Body(self, aligned)
+        if kind == "map":
+            body.map_loop(element_outputs)
+        elif kind == "redomap":
+            body.redomap(element_outputs, reductions)
+        elif kind == "scan":
+            body.scan(element_outputs, terminals)
+        elif kind == "filter":
+            body.filter(element_outputs, reductions)
+        elif kind in ("segmented", "rows"):
+            body.segmented(kind, element_outputs, reductions)
+        else:
+            raise NotImplementedError(f"cpu: a {kind} kernel is not built yet")
+        lines += body.lines
+        host = self.host(kind, aligned, outputs, reductions, out_params)
+        return lines, host
+
+    def host(self, kind: str, aligned: set[str], outputs: list[F.FVar],
+             reductions: list[F.Stmt], out_params: list[str]) -> list[str]:
+        params = [python_name(v.name) for v in self.inputs]
+        lines = [f"def {self.name}_host({', '.join(params + ['alloc'])}):"]
+        lines += self.size_checks()
+        size = self.size_expr(kind, aligned)
+        lines.append(f"    n = {size}")
+        lines.append("    chunks = min(n, CHUNKS_PER_THREAD * numba.get_num_threads())")
+        if kind == "rows":
+            red = next(s for s in self.body if isinstance(s.op, F.Reduce))
+            lines.append(f"    width = {self.width_expr(red.op.arr, aligned)}")
+        args = self.host_args()
+        lines.append(f"    err = np.zeros({ERR_LENGTH}, np.int64)")
+        if kind == "filter" and any(not _is_scalar_result(t, reductions) for t in outputs):
+            lines += self.host_filter(args, outputs, reductions)
+            return lines
+        for t in outputs:
+            if kind in ("redomap", "filter") and _is_scalar_result(t, reductions):
+                continue
+            lines.append(f"    out_{python_name(t.name)} = alloc("
+                         f"{self.shape_expr(kind, t, reductions)}, {DTYPES[_elem(t.rep)]})")
+        flat_outs = [f"{p}.reshape(-1)" if isinstance(t.rep, F.Regular) and t.rep.rank > 1
+                     else p for p, t in zip(out_params, [t for t in outputs
+                                                        if "out_" + python_name(t.name)
+                                                        in out_params])]
+        sizes = "n, chunks, width" if kind == "rows" else "n, chunks"
+        call = f"{self.name}({sizes}, {', '.join(args + flat_outs + ['err'])})"
+        scalars = [t for t in outputs if kind in ("redomap", "filter")
+                   and _is_scalar_result(t, reductions)]
+        if scalars:
+            lines.append(f"    ({', '.join('r_' + python_name(t.name) for t in scalars)},) "
+                         f"= {call}")
+        else:
+            lines.append(f"    {call}")
+        results = [f"{DTYPES[_elem(t.rep)]}(r_{python_name(t.name)})" if t in scalars
+                   else "out_" + python_name(t.name) for t in outputs]
+        lines.append(f"    return ({', '.join(results)}{',' if len(results) == 1 else ''}), err")
+        return lines
+
+    def host_filter(self, args: list[str], outputs: list[F.FVar],
+                    reductions: list[F.Stmt]) -> list[str]:
+        """Count, allocate the compacted outputs, write."""
+        lines = [f"    counts = {self.name}_count(n, chunks, {', '.join(args + ['err'])})",
+                 "    if err[0]:",
+                 "        return None, err",
+                 "    starts = np.zeros(counts.shape[0] + 1, np.int64)",
+                 "    np.cumsum(counts, out=starts[1:])",
+                 "    total = int(starts[-1])"]
+        outs = []
+        for t in outputs:
+            p = "out_" + python_name(t.name)
+            if _is_scalar_result(t, reductions):
+                continue
+            lines.append(f"    {p} = alloc({self.shape_expr('filter', t, reductions)}, "
+                         f"{DTYPES[_elem(t.rep)]})")
+            outs.append(p)
+        scalars = [t for t in outputs if _is_scalar_result(t, reductions)]
+        call = f"{self.name}(n, chunks, {', '.join(args + outs + ['starts', 'err'])})"
+        if scalars:
+            lines.append(f"    ({', '.join('r_' + python_name(t.name) for t in scalars)},) "
+                         f"= {call}")
+        else:
+            lines.append(f"    {call}")
+        results = [f"{DTYPES[_elem(t.rep)]}(r_{python_name(t.name)})" if t in scalars
+                   else "out_" + python_name(t.name) for t in outputs]
+        lines.append(f"    return ({', '.join(results)}{',' if len(results) == 1 else ''}), err")
+        return lines
+
+    def size_expr(self, kind: str, aligned: set[str]) -> str:
+        """The number of elements (segments, rows) the kernel's parallel loop runs over."""
+        if kind == "segmented":
+            offsets = self.offsets_name()
+            return f"{python_name(offsets)}.shape[0] - 1"
+        if kind == "rows":
+            red = next(s for s in self.body if isinstance(s.op, F.Reduce))
+            return self.rows_expr(red.op.arr)
+        for v in self.inputs:
+            if v.name in aligned:
+                return self.leaf_size(v)
+        for s in self.body:
+            if isinstance(s.op, (F.Iota, F.Replicate)):
+                return _atom_code(s.op.n)
+        raise NotImplementedError("cpu: a kernel whose size is not known is not built yet")
+
+    def leaf_size(self, v: F.FVar) -> str:
+        """The number of elements of an input (of its first leaf: a tuple's parts have one
+        length), in the host function."""
+        p = self.leaves[v.name][0]
+        code = python_name(v.name)
+        for step in p.path:
+            code = f"{code}[{step}]" if isinstance(step, int) else f"{code}.{step}"
+        return f"{code}.size"
+
+    def size_checks(self) -> list[str]:
+        """The host's checks of an `iota`/`replicate` extent (SizeError, as the numpy
+        target reports it)."""
+        out = []
+        for s in self.body:
+            if isinstance(s.op, (F.Iota, F.Replicate)) and isinstance(s.op.n, F.FVar):
+                what = "iota" if isinstance(s.op, F.Iota) else "replicate"
+                code = self.module.errors.code("SizeError", what + ": negative size {0}", s.span)
+                n = _atom_code(s.op.n)
+                out += [f"    if {n} < 0:", f"        err = np.zeros({ERR_LENGTH}, np.int64)",
+                        f"        err[0], err[1] = {code}, {n}", "        return None, err"]
+        return out
+
+    def offsets_name(self) -> str:
+        for s in self.body:
+            if isinstance(s.op, (F.SegReduce, F.SegmentIds, F.SegmentIota)):
+                return s.op.offsets.name
+        raise NotImplementedError("cpu: a segmented kernel without a descriptor")
+
+    def rows_expr(self, arr: F.FVar) -> str:
+        if arr.name not in self.made:
+            return f"{python_name(arr.name)}.shape[0]"
+        stmt = next(s for s in self.body if arr in s.targets)
+        if isinstance(stmt.op, F.Reshape):
+            return _atom_code(stmt.op.rows)
+        raise NotImplementedError("cpu: the rows of a block made inside a kernel")
+
+    def width_expr(self, arr: F.FVar, aligned: set[str]) -> str:
+        if arr.name not in self.made:
+            return f"{python_name(arr.name)}.shape[1]"
+        total = self.flat_size(aligned)
+        return f"({total}) // max(1, {self.rows_expr(arr)})"
+
+    def flat_size(self, aligned: set[str]) -> str:
+        """The number of elements of the blocks a rows kernel makes."""
+        for v in self.inputs:
+            if v.name in aligned:
+                return self.leaf_size(v)
+        for s in self.body:
+            if isinstance(s.op, (F.Iota, F.Replicate)):
+                return _atom_code(s.op.n)
+        raise NotImplementedError("cpu: a rows kernel whose size is not known")
+
+    def shape_expr(self, kind: str, t: F.FVar, reductions: list[F.Stmt]) -> str:
+        """The shape of an output, in the host function."""
+        if any(t in s.targets for s in reductions):
+            if kind == "segmented":
+                return "(n,)"
+            if kind == "rows":
+                return "(n,)"
+            return "()"
+        if kind == "filter":
+            before, _ = _split_at_filter(self.body)
+            made_before = {x.name for b in before for x in b.targets}
+            return "(n,)" if t.name in made_before else "(total,)"
+        rank = t.rep.rank if isinstance(t.rep, F.Regular) else 1
+        if kind in ("segmented",):
+            offsets = python_name(self.offsets_name())
+            return f"(int({offsets}[-1]),)"
+        if kind == "rows":
+            red = next(s for s in self.body if isinstance(s.op, F.Reduce))
+            total = f"n * {self.width_expr(red.op.arr, self.aligned_inputs())}"
+            if rank == 2:
+                return f"(n, {self.width_expr(red.op.arr, self.aligned_inputs())})"
+            return f"({total},)"
+        if rank == 1:
+            return "(n,)"
+        return self.block_shape(t)
+
+    def block_shape(self, t: F.FVar) -> str:
+        """The shape of a block the kernel makes: that of the block it is computed from
+        element by element, back to an input or a `reshape`."""
+        if t.name not in self.made:
+            return f"{python_name(t.name)}.shape"
+        stmt = next(s for s in self.body if t in s.targets)
+        op = stmt.op
+        if isinstance(op, F.Reshape):
+            return f"({_atom_code(op.rows)}, n // max(1, {_atom_code(op.rows)}))"
+        sources = [a for a in _reads(op) if isinstance(a.rep, F.Regular)
+                   and a.rep.rank == t.rep.rank]
+        if isinstance(op, (F.Map, F.Values)) and sources:
+            return self.block_shape(sources[0])
+        raise NotImplementedError("cpu: the shape of a block made in a kernel")
+
+
+def _is_terminal(stmt: F.Stmt, kind: str) -> bool:
+    op = stmt.op
+    if isinstance(op, (F.Reduce, F.SegReduce, F.Scan, F.Filter)):
+        return True
+    return False
+
+
+def _is_scalar_result(t: F.FVar, reductions: list[F.Stmt]) -> bool:
+    return isinstance(t.rep, F.ScalarRep) and any(t in s.targets for s in reductions)
+
+
+def _reads(op: Any) -> list[F.FVar]:
+    out: list[F.FVar] = []
+    for name in op.__dataclass_fields__:
+        value = getattr(op, name)
+        for item in value if isinstance(value, tuple) else (value,):
+            if isinstance(item, F.FVar):
+                out.append(item)
+            elif isinstance(item, F.ScalarFn):
+                out += list(item.free)
+    return out
+
+
+def _atom_code(a: F.Atom) -> str:
+    if isinstance(a, F.Const):
+        return repr(a.value)
+    return f"int({python_name(a.name)})"
+
+
+class _Body:
+    """The body of one kernel function: its loops and the element code of its statements."""
+
+    def __init__(self, kernel: _KernelWriter, aligned: set[str]):
+        self.k = kernel
+        self.aligned = aligned
+        self.lines: list[str] = []
+        self.locals: dict[str, str] = {}
+        self.views: dict[str, tuple[str, tuple]] = {}    # a projected input: (input, path)
+
+    # ------------------------------------------------------------------ element code
+    def value(self, a: F.Atom, index: str = "i") -> str:
+        if isinstance(a, F.Const):
+            return literal(a.value, a.elem).code
+        if a.name in self.locals:
+            return self.locals[a.name]
+        return self.leaf_value(a.name, a.rep, (), index)
+
+    def leaf_value(self, name: str, rep: F.Rep, path: tuple, index: str) -> str:
+        """An input's value: its kernel parameter (read at `index` when the input is read
+        at the element index); a tuple of arrays is a tuple of its parts."""
+        if isinstance(rep, F.TupleRep):
+            parts = [self.leaf_value(name, p, (*path, k), index) for k, p in enumerate(rep.parts)]
+            return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+        param = self.k.leaf_name.get((name, path), python_name(name))
+        return f"{param}[{index}]" if name in self.aligned else param
+
+    def element(self, stmts: list[F.Stmt], indent: str, index: str = "i",
+                segment: str | None = None, start: str | None = None) -> list[str]:
+        """The code of element-wise statements for the element at `index`."""
+        out = []
+        for s in stmts:
+            op = s.op
+            if isinstance(op, (F.Reduce, F.SegReduce, F.Scan, F.Filter)):
+                continue
+            t = s.targets[0] if s.targets else None
+            local = python_name(t.name) if t is not None else ""
+            if isinstance(op, F.Map):
+                types = [_stype(a.rep) if isinstance(a, F.FVar) else a.elem for a in op.args]
+                fname, _ = self.k.module.scalar_fn(op.fn, [_elem_type(x) for x in types],
+                                                   t.name)
+                args = [self.value(a, index) for a in op.args]
+                args += self.free_args(op.fn)
+                out.append(f"{indent}{local} = {fname}({', '.join(args + ['err'])})")
+            elif isinstance(op, F.Project) and op.tup.name not in self.locals:
+                # a part of an input tuple (or of a part of one): its own parameter
+                name, path = self.views.get(op.tup.name, (op.tup.name, ()))
+                self.views[t.name] = (name, (*path, op.index))
+                self.locals[t.name] = self.leaf_value(name, t.rep, (*path, op.index), index)
+                continue
+            elif isinstance(op, F.Project):
+                out.append(f"{indent}{local} = {self.value(op.tup, index)}[{op.index}]")
+            elif isinstance(op, F.Gather):
+                arr = python_name(op.arr.name)
+                ix = self.value(op.indices, index)
+                code = self.k.module.errors.code(
+                    "IndexError", "index {0} out of bounds for array of length {1}", s.span)
+                at = f"at_{local}"
+                out += [f"{indent}{at} = numba.intp({ix})",
+                        f"{indent}if {at} < 0 or {at} >= len({arr}):",
+                        f"{indent}    err[1] = {at}",
+                        f"{indent}    err[2] = len({arr})",
+                        f"{indent}    err[0] = {code}",
+                        f"{indent}    {at} = 0",
+                        f"{indent}{local} = {arr}[{at}] if len({arr}) else {arr}.dtype.type(0)"]
+            elif isinstance(op, F.Iota):
+                out.append(f"{indent}{local} = {DTYPES[_elem(t.rep)]}({index})")
+            elif isinstance(op, F.Replicate):
+                out.append(f"{indent}{local} = {self.value(op.x, index)}")
+            elif isinstance(op, (F.Values, F.Reshape)):
+                out.append(f"{indent}{local} = {self.value(op.arr, index)}")
+            elif isinstance(op, F.SegmentIds):
+                out.append(f"{indent}{local} = np.int64({segment})")
+            elif isinstance(op, F.SegmentIota):
+                out.append(f"{indent}{local} = np.int64({index} - {start})")
+            else:
+                raise NotImplementedError(f"cpu: `{type(op).__name__}` in a kernel is not "
+                                          "built yet")
+            if t is not None:
+                self.locals[t.name] = local
+        return out
+
+    def store(self, outputs: list[F.FVar], indent: str, index: str = "i") -> list[str]:
+        return [f"{indent}out_{python_name(t.name)}[{index}] = {self.locals[t.name]}"
+                for t in outputs if t.name in self.locals]
+
+    def operator(self, stmt: F.Stmt) -> str:
+        op = stmt.op
+        elem = _elem(stmt.targets[0].rep)
+        name, _ = self.k.module.scalar_fn(op.op, [elem, elem], stmt.targets[0].name + "_op")
+        return name
+
+    def free_args(self, fn: F.ScalarFn) -> list[str]:
+        """The kernel's names for the leaves of a scalar function's free variables."""
+        params = free_parameters({v.name: v.rep for v in fn.free})
+        return [self.k.leaf_name.get((p.var, p.path)) or self.value(F.FVar(p.var, p.rep))
+                for p in params]
+
+    def op_call(self, fname: str, a: str, b: str, stmt: F.Stmt) -> str:
+        free = self.free_args(stmt.op.op)
+        return f"{fname}({', '.join([a, b] + free + ['err'])})"
+
+    # ------------------------------------------------------------------ kinds
+    def map_loop(self, outputs: list[F.FVar]) -> None:
+        self.lines.append("    for i in prange(n):")
+        self.lines += self.element(self.k.body, " " * 8)
+        self.lines += self.store(outputs, " " * 8)
+
+    def chunks(self) -> None:
+        """`chunks` (a few per thread, at most one per element) comes from the host."""
+
+    def redomap(self, outputs: list[F.FVar], reductions: list[F.Stmt]) -> None:
+        self.chunks()
+        ops = {s.id: self.operator(s) for s in reductions}
+        accs = [python_name(s.targets[0].name) for s in reductions]
+        for s, acc in zip(reductions, accs):
+            self.lines.append(f"    part_{acc} = np.empty(max(chunks, 1), "
+                              f"{DTYPES[_elem(s.targets[0].rep)]})")
+        self.lines += ["    for c in prange(chunks):",
+                       "        lo = c * n // chunks",
+                       "        hi = (c + 1) * n // chunks"]
+        # the chunk's first element starts each fold; the others are folded in
+        self.locals = {}
+        self.lines += self.element(self.k.body, " " * 8, index="lo")
+        self.lines += self.store(outputs, " " * 8, index="lo")
+        for s, acc in zip(reductions, accs):
+            self.lines.append(f"        acc_{acc} = {self.value(s.op.arr, 'lo')}")
+        self.locals = {}
+        self.lines.append("        for i in range(lo + 1, hi):")
+        self.lines += self.element(self.k.body, " " * 12)
+        self.lines += self.store(outputs, " " * 12)
+        for s, acc in zip(reductions, accs):
+            self.lines.append(f"            acc_{acc} = "
+                              + self.op_call(ops[s.id], f"acc_{acc}", self.value(s.op.arr), s))
+        for acc in accs:
+            self.lines.append(f"        part_{acc}[c] = acc_{acc}")
+        for s, acc in zip(reductions, accs):       # the chunks in order, from `ne` once
+            self.lines += [f"    {acc} = {self.value(s.op.ne)}",
+                           "    for c in range(chunks):",
+                           f"        {acc} = " + self.op_call(ops[s.id], acc, f"part_{acc}[c]", s)]
+        self.lines.append(f"    return ({', '.join(accs)},)")
+
+    def scan(self, outputs: list[F.FVar], terminals: list[F.Stmt]) -> None:
+        (scan,) = [s for s in terminals if isinstance(s.op, F.Scan)]
+        fname = self.operator(scan)
+        out = python_name(scan.targets[0].name)
+        dtype = DTYPES[_elem(scan.targets[0].rep)]
+        self.chunks()
+        self.lines += [f"    total = np.empty(max(chunks, 1), {dtype})",
+                       "    for c in prange(chunks):",
+                       "        lo = c * n // chunks",
+                       "        hi = (c + 1) * n // chunks"]
+        self.locals = {}
+        self.lines += self.element(self.k.body, " " * 8, index="lo")
+        self.lines.append(f"        acc = {self.value(scan.op.arr, 'lo')}")
+        self.locals = {}
+        self.lines.append("        for i in range(lo + 1, hi):")
+        self.lines += self.element(self.k.body, " " * 12)
+        self.lines.append("            acc = " + self.op_call(fname, "acc", self.value(scan.op.arr), scan))
+        self.lines += ["        total[c] = acc",
+                       f"    carry = np.empty(max(chunks, 1), {dtype})",
+                       f"    run = {self.value(scan.op.ne)}",
+                       "    for c in range(chunks):",
+                       "        carry[c] = run",
+                       "        run = " + self.op_call(fname, "run", "total[c]", scan),
+                       "    for c in prange(chunks):",
+                       "        lo = c * n // chunks",
+                       "        hi = (c + 1) * n // chunks",
+                       "        acc = carry[c]",
+                       "        for i in range(lo, hi):"]
+        self.locals = {}
+        self.lines += self.element(self.k.body, " " * 12)
+        self.lines.append("            acc = " + self.op_call(fname, "acc", self.value(scan.op.arr), scan))
+        self.lines.append(f"            out_{out}[i] = acc")
+        self.lines += self.store([t for t in outputs if t.name != scan.targets[0].name], " " * 12)
+
+    def filter(self, outputs: list[F.FVar], reductions: list[F.Stmt]) -> None:
+        """With compacted outputs, a counting function `<name>_count` (kept elements per
+        chunk) runs first and the kernel writes the kept values from each chunk's start
+        position (`starts`); reductions over the kept elements are folded in the kernel."""
+        filters = [s for s in self.k.body if isinstance(s.op, F.Filter)]
+        keep = filters[0].op.keep
+        before, after = _split_at_filter(self.k.body)
+        made_before = {t.name for s in before for t in s.targets}
+        full = [t for t in outputs if t.name in made_before]          # over all elements
+        compacted = [t for t in outputs if not _is_scalar_result(t, reductions)
+                     and t.name not in made_before]
+        ops = {s.id: self.operator(s) for s in reductions}
+        accs = [python_name(s.targets[0].name) for s in reductions]
+        over_all = {s.id for s in reductions if s in before}
+        if compacted:
+            self.locals = {}
+            count = ["@njit(parallel=True, cache=True)",
+                     f"def {self.k.name}_count(n, chunks, "
+                     f"{', '.join(self.param_names() + ['err'])}):",
+                     "    counts = np.zeros(chunks, np.int64)",
+                     "    for c in prange(chunks):",
+                     "        lo = c * n // chunks",
+                     "        hi = (c + 1) * n // chunks",
+                     "        kept = 0",
+                     "        for i in range(lo, hi):"]
+            count += self.element(before, " " * 12)
+            count += [f"            if {self.value(keep)}:", "                kept += 1",
+                      "        counts[c] = kept", "    return counts"]
+            self.k.module.functions.append("\n".join(count))
+        self.chunks()
+        for s, acc in zip(reductions, accs):
+            self.lines += [f"    part_{acc} = np.empty(max(chunks, 1), "
+                           f"{DTYPES[_elem(s.targets[0].rep)]})",
+                           f"    have_{acc} = np.zeros(max(chunks, 1), np.bool_)"]
+        self.lines += ["    for c in prange(chunks):",
+                       "        lo = c * n // chunks",
+                       "        hi = (c + 1) * n // chunks"]
+        if compacted:
+            self.lines.append("        pos = starts[c]")
+        for s, acc in zip(reductions, accs):
+            self.lines += [f"        acc_{acc} = {self.value(s.op.ne)}",
+                           f"        first_{acc} = True"]
+        self.lines.append("        for i in range(lo, hi):")
+        self.locals = {}
+        self.lines += self.element(before, " " * 12)
+        self.lines += self.store(full, " " * 12)
+        for s, acc in zip(reductions, accs):
+            if s.id in over_all:
+                self.lines += self.fold(s, acc, ops[s.id], " " * 12)
+        self.lines.append(f"            if {self.value(keep)}:")
+        for f in filters:                # a kept value is the element itself
+            self.locals[f.targets[0].name] = self.value(f.op.arr)
+        self.lines += self.element(after, " " * 16)
+        for s, acc in zip(reductions, accs):
+            if s.id not in over_all:
+                self.lines += self.fold(s, acc, ops[s.id], " " * 16)
+        for t in compacted:
+            self.lines.append(f"                out_{python_name(t.name)}[pos] = "
+                              f"{self.locals[t.name]}")
+        if compacted:
+            self.lines.append("                pos += 1")
+        for acc in accs:
+            self.lines += [f"        part_{acc}[c] = acc_{acc}",
+                           f"        have_{acc}[c] = not first_{acc}"]
+        for s, acc in zip(reductions, accs):
+            self.lines += [f"    {acc} = {self.value(s.op.ne)}",
+                           "    for c in range(chunks):",
+                           f"        if have_{acc}[c]:",
+                           f"            {acc} = " + self.op_call(ops[s.id], acc, f"part_{acc}[c]", s)]
+        if accs:
+            self.lines.append(f"    return ({', '.join(accs)},)")
+
+    def fold(self, s: F.Stmt, acc: str, fname: str, indent: str) -> list[str]:
+        """Fold the element into a chunk's accumulator (its first element starts it)."""
+        v = self.value(s.op.arr)
+        return [f"{indent}if first_{acc}:", f"{indent}    acc_{acc} = {v}",
+                f"{indent}    first_{acc} = False", f"{indent}else:",
+                f"{indent}    acc_{acc} = " + self.op_call(fname, f"acc_{acc}", v, s)]
+
+    def param_names(self) -> list[str]:
+        return self.k.param_names()
+
+    def segmented(self, kind: str, outputs: list[F.FVar], reductions: list[F.Stmt]) -> None:
+        if kind == "segmented":
+            offsets = python_name(self.k.offsets_name())
+            start, end = f"{offsets}[s]", f"{offsets}[s + 1]"
+        else:
+            start, end = "s * width", "(s + 1) * width"
+        ops = {s.id: self.operator(s) for s in reductions}
+        self.lines += ["    for s in prange(n):", f"        start = {start}"]
+        for s in reductions:
+            acc = python_name(s.targets[0].name)
+            self.lines.append(f"        acc_{acc} = {self.value(s.op.ne)}")
+        self.lines.append(f"        for i in range(start, {end}):")
+        self.locals = {}
+        self.lines += self.element(self.k.body, " " * 12, segment="s", start="start")
+        self.lines += self.store(outputs, " " * 12)
+        for s in reductions:
+            acc = python_name(s.targets[0].name)
+            arr = s.op.values if isinstance(s.op, F.SegReduce) else s.op.arr
+            self.lines.append(f"            acc_{acc} = " + self.op_call(ops[s.id], f"acc_{acc}", self.value(arr), s))
+        for s in reductions:
+            acc = python_name(s.targets[0].name)
+            self.lines.append(f"        out_{acc}[s] = acc_{acc}")
+
+
+def _elem_type(t: Any) -> Any:
+    return t
+
+
+def _split_at_filter(stmts: list[F.Stmt]) -> tuple[list[F.Stmt], list[F.Stmt]]:
+    """The statements over all elements (up to the filters) and those over the kept ones."""
+    filters = [k for k, s in enumerate(stmts) if isinstance(s.op, F.Filter)]
+    kept: set[str] = {stmts[k].targets[0].name for k in filters}
+    before, after = [], []
+    for s in stmts:
+        if isinstance(s.op, F.Filter):
+            continue
+        reads = {v.name for v in _reads(s.op)}
+        if reads & kept:
+            kept |= {t.name for t in s.targets}
+            after.append(s)
+        else:
+            before.append(s)
+    return before, after

@@ -1,0 +1,131 @@
+"""The `cpu` target's host driver: runs a fused flat program whose kernels are compiled with
+numba (`codegen.generate`), and the rest (scalar code, descriptors, library functions,
+`if` and `loop`) as the `numpy` target does.
+
+Compiled modules are cached: in memory by the hash of their source (a re-run cell costs a
+dictionary lookup), and on disk by numba (`cache=True`): the generated source is written to
+`<cache dir>/accel_<hash>.py` and imported from there, so numba's cache of each function's
+machine code survives the process. The cache directory is `$ACCEL_CACHE_DIR`, else
+`~/.cache/accel_kernel/kernels`.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Mapping
+
+import numpy as np
+
+from ...ir import flat as F
+from ...runtime.cancel import CancelToken
+from ...runtime.memory import Memory
+from ..numpy.costs import Counters
+from ..numpy.executor import Executor, FlatCellValues, call, execute
+from .codegen import Module, generate
+
+_MODULES: dict[str, ModuleType] = {}         # source hash -> the imported module
+
+
+def cache_dir() -> Path:
+    path = Path(os.environ.get("ACCEL_CACHE_DIR") or
+                Path.home() / ".cache" / "accel_kernel" / "kernels")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def load(code: Module) -> ModuleType:
+    """The imported module of generated code (from the in-memory cache when it is there)."""
+    module = _MODULES.get(code.key)
+    if module is not None:
+        return module
+    path = cache_dir() / f"accel_{code.key}.py"
+    if not path.exists() or path.read_text() != code.source:
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(code.source)
+        tmp.replace(path)
+    name = f"accel_kernel_generated_{code.key}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    _MODULES[code.key] = module
+    return module
+
+
+@dataclass
+class Compiled:
+    """A fused program with its generated module, ready to run."""
+    program: F.FlatProgram
+    code: Module
+    module: ModuleType
+    memory: Memory = field(default_factory=Memory)
+    compile_seconds: float = 0.0      # time spent in numba's compiler on the last run
+
+
+def compile_program(program: F.FlatProgram, memory: Memory | None = None) -> Compiled:
+    code = generate(program)
+    return Compiled(program, code, load(code), memory or Memory())
+
+
+def _executor(compiled: Compiled) -> type:
+    class CpuExecutor(Executor):
+        """Host statements as the numpy target runs them; kernels compiled."""
+
+        def _kernel(self, stmt: F.Stmt, op: F.Kernel) -> Any:
+            kernel = compiled.code.kernels[stmt.id]
+            host = getattr(compiled.module, kernel.name + "_host")
+            args = [_kernel_arg(self.env[name]) for name in kernel.inputs]
+            before = _compile_time(compiled.module, kernel.name)
+            values, err = host(*args, compiled.memory.alloc)
+            compiled.compile_seconds += _compile_time(compiled.module, kernel.name) - before
+            if err is not None:
+                compiled.code.errors.raise_if_failed(err)
+            return values[0] if len(values) == 1 else tuple(values)
+    return CpuExecutor
+
+
+def _kernel_arg(value: Any) -> Any:
+    if isinstance(value, np.ndarray) and not value.flags.c_contiguous:
+        return np.ascontiguousarray(value)
+    return value
+
+
+def _compile_time(module: ModuleType, name: str) -> float:
+    """Seconds numba has spent compiling the kernel's functions so far (0 when cached)."""
+    total = 0.0
+    for attr in (name, name + "_count"):
+        fn = getattr(module, attr, None)
+        if fn is None or not hasattr(fn, "get_metadata"):
+            continue
+        try:
+            for meta in fn.get_metadata().values():
+                total += float(meta.get("timers", {}).get("compiler_lock", 0.0))
+        except Exception:       # numba's metadata is informative only
+            pass
+    return total
+
+
+def run(compiled: Compiled, globals: Mapping[str, Any], cancel: CancelToken | None = None
+        ) -> FlatCellValues:
+    with np.errstate(all="ignore"):
+        return execute(compiled.program, globals, counters=Counters(), cancel=cancel,
+                       executor=_executor(compiled))
+
+
+def run_call(compiled: Compiled, form: F.FlatForm, args: list[Any], globals: Mapping[str, Any],
+             cancel: CancelToken | None = None) -> Any:
+    with np.errstate(all="ignore"):
+        return call(form, args, globals, counters=Counters(), cancel=cancel,
+                    executor=_executor(compiled))
+
+
+def timed_compile(program: F.FlatProgram) -> tuple[Compiled, float]:
+    started = time.perf_counter()
+    compiled = compile_program(program)
+    return compiled, time.perf_counter() - started

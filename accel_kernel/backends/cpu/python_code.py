@@ -1,0 +1,146 @@
+"""Writing the Python source of one numba function (the `cpu` back end).
+
+A `Val` is a scalar in the generated code: a Python expression, its accel scalar type (the
+numba type it has: `i32` is `np.int32`, ...) and the precedence of its outermost operator,
+so that operands are parenthesised only where Python needs it. `FunctionWriter` collects the
+statements of one function body with their indentation, gives fresh names (after the accel
+variables they hold) and writes the error checks: a failing check stores its site's code in
+`err` and returns a dummy result, whose type is known only at the end (`RETURN_DUMMY`).
+"""
+from __future__ import annotations
+
+import keyword
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Iterator, Sequence
+
+from ...lang.source import Span
+from .errors import ErrorTable
+
+# Python precedences, loosest first (only what generated code uses)
+TERNARY, OR, AND, NOT, COMPARE, BIT_OR, BIT_XOR, BIT_AND, SHIFT, SUM, PRODUCT, UNARY = range(12)
+ATOM = 20
+
+BINARY_PREC = {"or": OR, "and": AND, "|": BIT_OR, "^": BIT_XOR, "&": BIT_AND, "<<": SHIFT,
+               ">>": SHIFT, "+": SUM, "-": SUM, "*": PRODUCT, "/": PRODUCT, "//": PRODUCT,
+               "%": PRODUCT, "==": COMPARE, "!=": COMPARE, "<": COMPARE, "<=": COMPARE,
+               ">": COMPARE, ">=": COMPARE}
+
+# names generated code relies on, never given to a variable
+RESERVED = frozenset({"np", "err", "range", "min", "max", "abs", "len", "True", "False",
+                      "None", *keyword.kwlist, *keyword.softkwlist})
+
+RETURN_DUMMY = object()       # a line: `return <the dummy result>`, filled in at the end
+
+
+@dataclass(frozen=True)
+class Val:
+    """A scalar of accel type `type` in generated code. `simple`: a name, a literal or a
+    subscript, cheap and safe to repeat (anything else is bound to a name before it is
+    used twice). `unsigned`: for `np.int64(<u>)`, the uint64 expression `u`, which wrapping
+    arithmetic continues without converting back and forth."""
+    code: str
+    type: str
+    prec: int = ATOM
+    simple: bool = False
+    unsigned: "Val | None" = None
+
+
+def operand(val: Val, prec: int, strict: bool = False) -> str:
+    """`val` as an operand of an operator of precedence `prec` (`strict`: equal precedence
+    needs parentheses too: a right operand, a comparison's operands)."""
+    if val.prec < prec or (strict and val.prec == prec):
+        return f"({val.code})"
+    return val.code
+
+
+def infix(left: Val, op: str, right: Val, type: str) -> Val:
+    prec = BINARY_PREC[op]
+    return Val(f"{operand(left, prec, prec == COMPARE)} {op} {operand(right, prec, True)}",
+               type, prec)
+
+
+def call(fn: str, args: Sequence[Val | str], type: str) -> Val:
+    return Val(f"{fn}({', '.join(a.code if isinstance(a, Val) else a for a in args)})", type)
+
+
+def python_name(name: str) -> str:
+    """A valid, non-reserved Python identifier for an accel name (accel names are ASCII
+    letters, digits and `_`)."""
+    name = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name) or "v"
+    if name[0].isdigit():
+        name = "v" + name
+    return name + "_" if name in RESERVED else name
+
+
+class FunctionWriter:
+    """The body of one generated function: lines with their depth, names in use."""
+
+    def __init__(self, errors: ErrorTable, used: set[str]):
+        self.errors = errors
+        self.used = set(RESERVED) | used
+        self.lines: list[tuple[int, object]] = []
+        self.depth = 1
+
+    # ------------------------------------------------------------------ names and lines
+
+    def fresh(self, base: str) -> str:
+        """A new variable name: `base` itself, else `base_1`, `base_2`, ..."""
+        base = python_name(base)
+        name, k = base, 0
+        while name in self.used:
+            k += 1
+            name = f"{base}_{k}"
+        self.used.add(name)
+        return name
+
+    def emit(self, line: object) -> None:
+        self.lines.append((self.depth, line))
+
+    @contextmanager
+    def indented(self) -> Iterator[None]:
+        self.depth += 1
+        try:
+            yield
+        finally:
+            self.depth -= 1
+
+    @contextmanager
+    def capture(self) -> Iterator[list]:
+        """Collects the lines emitted inside (at their own depth) instead of writing them."""
+        saved, self.lines = self.lines, []
+        captured = self.lines
+        try:
+            yield captured
+        finally:
+            self.lines = saved
+
+    def splice(self, lines: list) -> None:
+        self.lines.extend(lines)
+
+    def bind(self, val: Val, base: str) -> Val:
+        """`val` computed once into a fresh variable."""
+        name = self.fresh(base)
+        self.emit(f"{name} = {val.code}")
+        return Val(name, val.type, ATOM, True)
+
+    def atom(self, val: Val, base: str) -> Val:
+        """`val` as something cheap to repeat (bound to a variable unless it is simple)."""
+        return val if val.simple else self.bind(val, base)
+
+    # ------------------------------------------------------------------ errors
+
+    def check(self, failed: str, kind: str, message: str, span: Span | None,
+              details: Sequence[str] = ()) -> None:
+        """`if failed:` report the site (with up to two details) and return."""
+        code = self.errors.code(kind, message, span)
+        self.emit(f"if {failed}:")
+        with self.indented():
+            for k, detail in enumerate(details, start=1):
+                self.emit(f"err[{k}] = {detail}")
+            self.emit(f"err[0] = {code}  # {self.errors.sites[code - 1].where()}")
+            self.emit(RETURN_DUMMY)
+
+    def render(self, dummy: str) -> list[str]:
+        return ["    " * depth + (f"return {dummy}" if line is RETURN_DUMMY else str(line))
+                for depth, line in self.lines]

@@ -1,0 +1,330 @@
+"""accel's scalar operators and functions written as Python code for numba (the `cpu` back
+end): element by element what `backends/numpy/scalar_ops.py` computes, errors included.
+
+Each function takes `Val`s (typed Python expressions, `python_code.py`) and gives a `Val`,
+writing statements into a `FunctionWriter` where one expression is not enough. What numba
+does differently from accel, and how the code here corrects it:
+
+- int32 arithmetic is done in int64: i32 results are wrapped back with `np.int32(...)`;
+- int64 `+ - *` are emitted with LLVM's `nsw` flag (signed overflow is undefined, and LLVM
+  then rewrites `max 0 (n - 2)` as if it could not wrap): they are done in uint64 and cast
+  back, `np.int64(np.uint64(a) + np.uint64(b))`, which wraps;
+- `//` and `%` floor (Python), accel truncates (C): the quotient is moved one toward zero
+  and the remainder given the dividend's sign; `x // -1` gives 0 for the lowest int64, so
+  that divisor is negation;
+- float `/` by zero raises ZeroDivisionError under numba's default error model: `np.divide`;
+- shifts by the width or more are undefined in LLVM: amounts are clamped;
+- `min`/`max` of floats follow numpy (NaN propagates, equal operands give the second);
+- float to int conversion of NaN, infinities and values out of range is undefined: done as
+  numpy does (0, and modulo 2**64).
+"""
+from __future__ import annotations
+
+import math
+
+from ...lang import types as T
+from ...lang.source import Span
+from ..interp import scalars as interp_scalars
+from .python_code import (ATOM, COMPARE, NOT, SUM, TERNARY, UNARY, FunctionWriter, Val, call,
+                          infix, operand)
+
+INTS = ("i32", "i64")
+FLOATS = ("f32", "f64")
+BITS = {"i32": 32, "i64": 64}
+NUMPY_TYPES = {"bool": "np.bool_", "i32": "np.int32", "i64": "np.int64",
+               "f32": "np.float32", "f64": "np.float64"}
+COMPARISONS = ("==", "!=", "<", "<=", ">", ">=")
+FLOAT_FUNCTIONS = {"sqrt": "np.sqrt", "exp": "np.exp", "log": "np.log", "sin": "np.sin",
+                   "cos": "np.cos", "tan": "np.tan", "floor": "np.floor", "ceil": "np.ceil",
+                   "round": "np.rint"}       # rint: half to even, like np.round
+FUNCTION_ARITY = {"min": 2, "max": 2, "abs": 1, "atan2": 2, "select": 3, "i32": 1, "i64": 1,
+                  "f32": 1, "f64": 1, **{name: 1 for name in FLOAT_FUNCTIONS}}
+CONSTANTS = {"pi": Val("np.pi", "f64", ATOM, True)}
+TYPE_CONSTANTS = ("zero", "one", "lowest", "highest")
+
+
+# ---------------------------------------------------------------- literals
+
+
+def literal(value: bool | int | float, type: str) -> Val:
+    """A literal of accel type `type` (integers wrap, as `make_scalar` does)."""
+    if type == "bool":
+        return Val("True" if value else "False", "bool", ATOM, True)
+    if type in INTS:
+        number = int(interp_scalars.make(type, value))
+        if type == "i32":
+            return Val(f"np.int32({number})", type, ATOM, True)
+        return Val(str(number), type, UNARY if number < 0 else ATOM, True)
+    number = float(value)
+    if math.isnan(number):
+        text = "np.nan"
+    elif math.isinf(number):
+        text = "np.inf" if number > 0 else "-np.inf"
+    else:
+        text = repr(number)
+    if type == "f32":
+        return Val(f"np.float32({text})", type, ATOM, True)
+    return Val(text, type, UNARY if text.startswith("-") else ATOM, True)
+
+
+def type_constant(name: str, type: str) -> Val:
+    """`zero`, `one`, `lowest`, `highest` of a numeric type."""
+    return literal(interp_scalars.type_constant(name, T.Scalar(type)).item(), type)
+
+
+def zero_code(type: str) -> str:
+    """A dummy value of a scalar type, as code (what a failed check returns)."""
+    return literal(False if type == "bool" else 0, type).code
+
+
+def int_constant(val: Val) -> int | None:
+    """The value of an integer literal, None for anything else."""
+    code = val.code
+    if code.startswith("np.int32(") and code.endswith(")"):
+        code = code[len("np.int32("):-1]
+    try:
+        return int(code)
+    except ValueError:
+        return None
+
+
+def wrap(val: Val) -> Val:
+    """An integer result back in its accel type (numba computes int32 in int64)."""
+    if val.type == "i32":
+        return call("np.int32", [val], "i32")
+    return val
+
+
+def wrapping(op: str, a: Val, b: Val) -> Val:
+    """`a op b` for `+ - *` on integers, wrapping around (see the module docstring)."""
+    if a.type == "i32":
+        return wrap(infix(a, op, b, "i32"))
+    left = a.unsigned or call("np.uint64", [a], "u64")
+    right = b.unsigned or call("np.uint64", [b], "u64")
+    unsigned = infix(left, op, right, "u64")
+    return Val(f"np.int64({unsigned.code})", "i64", ATOM, False, unsigned)
+
+
+# ---------------------------------------------------------------- operators
+
+
+def binary(w: FunctionWriter, op: str, a: Val, b: Val, span: Span | None) -> Val:
+    """`a op b` on scalars of one type (`&&`/`||` here evaluate both sides: the caller
+    short-circuits them)."""
+    if a.type != b.type:
+        raise ValueError(f"operator {op} on {a.type} and {b.type}: the types must agree")
+    if op in COMPARISONS:
+        return infix(a, op, b, "bool")
+    t = a.type
+    if t == "bool":
+        python = {"&": "&", "|": "|", "^": "!=", "&&": "and", "||": "or"}.get(op)
+        if python is None:
+            raise ValueError(f"operator {op} is not defined on bool")
+        return infix(a, python, b, "bool")
+    if t in FLOATS:
+        return _float_binary(op, a, b)
+    if op in ("+", "-", "*"):
+        return wrapping(op, a, b)
+    if op in ("&", "|", "^"):
+        return wrap(infix(a, op, b, t))
+    if op == "/":
+        return _int_div(w, a, b, span)
+    if op == "%":
+        return _int_rem(w, a, b, span)
+    if op == "**":
+        return _int_pow(w, a, b, span)
+    if op in ("<<", ">>"):
+        return _shift(w, op, a, b, span)
+    raise ValueError(f"operator {op} is not defined on {t}")
+
+
+def _float_binary(op: str, a: Val, b: Val) -> Val:
+    if op in ("+", "-", "*"):
+        return infix(a, op, b, a.type)
+    if op == "/":
+        return call("np.divide", [a, b], a.type)      # IEEE: x / 0.0 is inf or nan
+    if op == "%":
+        return call("np.fmod", [a, b], a.type)        # the dividend's sign
+    if op == "**":
+        return call("np.power", [a, b], a.type)
+    raise ValueError(f"operator {op} is not defined on {a.type}")
+
+
+def _check_divisor(w: FunctionWriter, b: Val, message: str, span: Span | None) -> bool:
+    """Checks the divisor; False when it is the literal 0 (the check always fails)."""
+    divisor = int_constant(b)
+    if divisor == 0:
+        w.check("True", "DivisionByZero", message, span)
+        return False
+    if divisor is None:
+        w.check(f"{operand(b, COMPARE)} == 0", "DivisionByZero", message, span)
+    return True
+
+
+def _int_div(w: FunctionWriter, a: Val, b: Val, span: Span | None) -> Val:
+    if int_constant(b) == 1:
+        return a
+    if int_constant(b) == -1:
+        return unary("-", a)
+    a, b = w.atom(a, "dividend"), w.atom(b, "divisor")
+    if not _check_divisor(w, b, "integer division by zero", span):
+        return literal(0, a.type)
+    q = w.fresh("quotient")
+    if a.type == "i64" and int_constant(b) is None:
+        w.emit(f"{q} = -{operand(a, UNARY, True)} if {b.code} == -1 "
+               f"else {operand(a, SUM)} // {operand(b, SUM, True)}  "
+               f"# numba's // gives 0 for the lowest i64 over -1")
+    else:
+        w.emit(f"{q} = {operand(a, SUM)} // {operand(b, SUM, True)}")
+    w.emit(f"if {q} < 0 and {operand(a, SUM)} % {operand(b, SUM, True)} != 0:  "
+           f"# // floors, accel truncates toward zero")
+    with w.indented():
+        w.emit(f"{q} += 1")
+    return wrap(Val(q, a.type, ATOM, True))
+
+
+def _int_rem(w: FunctionWriter, a: Val, b: Val, span: Span | None) -> Val:
+    if int_constant(b) in (1, -1):
+        return literal(0, a.type)
+    a, b = w.atom(a, "dividend"), w.atom(b, "divisor")
+    if not _check_divisor(w, b, "integer remainder by zero", span):
+        return literal(0, a.type)
+    r = w.fresh("remainder")
+    w.emit(f"{r} = {operand(a, SUM)} % {operand(b, SUM, True)}")
+    w.emit(f"if {r} != 0 and ({r} < 0) != ({a.code} < 0):  "
+           f"# % takes the divisor's sign, accel the dividend's")
+    with w.indented():
+        w.emit(f"{r} -= {operand(b, SUM, True)}")
+    return wrap(Val(r, a.type, ATOM, True))
+
+
+def _int_pow(w: FunctionWriter, a: Val, n: Val, span: Span | None) -> Val:
+    exponent = int_constant(n)
+    if exponent == 0:
+        return literal(1, a.type)
+    if exponent == 1:
+        return a
+    if exponent in (2, 3):
+        a = w.atom(a, "base")
+        square = wrapping("*", a, a)
+        return square if exponent == 2 else wrapping("*", square, a)
+    a, n = w.atom(a, "base"), w.atom(n, "exponent")
+    one = literal(1, a.type).code
+    power, base, e = w.fresh("power"), w.fresh("base"), w.fresh("e")
+    w.emit(f"{power} = {one}")
+    w.emit(f"{base} = {a.code}")
+    if exponent is not None and exponent > 0:
+        w.emit(f"{e} = {n.code}")
+    else:
+        w.emit(f"{e} = {n.code} if {n.code} >= 0 else -({n.code} + 1)  "
+               f"# x ** -k is 1 / (x ** (k - 1) * x): -(n + 1) cannot overflow")
+    w.emit(f"while {e} > 0:  # by squaring; products wrap")
+    with w.indented():
+        w.emit(f"if {e} & 1:")
+        with w.indented():
+            w.emit(f"{power} = {wrapping('*', Val(power, a.type), Val(base, a.type)).code}")
+        w.emit(f"{base} = {wrapping('*', Val(base, a.type), Val(base, a.type)).code}")
+        w.emit(f"{e} >>= 1")
+    if exponent is None or exponent < 0:
+        w.emit(f"if {n.code} < 0:  # x ** n for n < 0 is 1 / x ** -n in integer division")
+        with w.indented():
+            w.emit(f"{power} = {wrapping('*', Val(power, a.type), a).code}")
+            w.check(f"{power} == 0", "DivisionByZero",
+                    "integer division by zero (negative power of 0)", span)
+            w.emit(f"{power} = {one} if {power} == 1 else "
+                   f"({literal(-1, a.type).code} if {power} == -1 else {zero_code(a.type)})")
+    return Val(power, a.type, ATOM, True)
+
+
+def _shift(w: FunctionWriter, op: str, a: Val, n: Val, span: Span | None) -> Val:
+    bits = BITS[a.type]
+    amount = int_constant(n)
+    if amount is None or amount < 0:
+        n = w.atom(n, "amount")
+        w.check(f"{operand(n, COMPARE)} < 0", "SizeError", "negative shift amount {0}", span,
+                [n.code])
+    if op == ">>":       # arithmetic: past the width, 0 or -1 like a shift by width - 1
+        clamped = (Val(str(min(amount, bits - 1)), n.type) if amount is not None
+                   else Val(f"min({n.code}, {bits - 1})", n.type))
+        return wrap(infix(a, ">>", clamped, a.type))
+    if amount is not None:
+        if amount >= bits:
+            return literal(0, a.type)
+        return wrap(infix(a, "<<", Val(str(amount), n.type), a.type))
+    shifted = wrap(infix(a, "<<", n, a.type))
+    return Val(f"{operand(shifted, TERNARY, True)} if {n.code} < {bits} "
+               f"else {zero_code(a.type)}", a.type, TERNARY)
+
+
+def unary(op: str, a: Val) -> Val:
+    """`-a`, and `!a`: logical not on bool, bitwise complement on integers."""
+    if op == "-":
+        if a.type == "bool":
+            raise ValueError("unary - is not defined on bool")
+        return wrap(Val(f"-{operand(a, UNARY, True)}", a.type, UNARY))
+    if a.type == "bool":
+        return Val(f"not {operand(a, NOT)}", "bool", NOT)
+    if a.type in FLOATS:
+        raise ValueError(f"operator ! is not defined on {a.type}")
+    return wrap(Val(f"~{operand(a, UNARY, True)}", a.type, UNARY))
+
+
+# ---------------------------------------------------------------- functions
+
+
+def function(w: FunctionWriter, name: str, args: list[Val]) -> Val:
+    """A scalar builtin (`FUNCTION_ARITY`) applied to scalars."""
+    if name in ("min", "max"):
+        a, b = args
+        if a.type != b.type:
+            raise ValueError(f"{name} on {a.type} and {b.type}: the types must agree")
+        if a.type in FLOATS:      # numpy's: NaN propagates, equal operands give b
+            a, b = w.atom(a, "a"), w.atom(b, "b")
+            test = "<" if name == "min" else ">"
+            return Val(f"{a.code} if {a.code} {test} {b.code} or np.isnan({a.code}) "
+                       f"else {b.code}", a.type, TERNARY)
+        return wrap(call(name, args, a.type))
+    if name == "abs":
+        return wrap(call("abs", args, args[0].type)) if args[0].type in INTS else \
+            call("np.abs", args, args[0].type)
+    if name in FLOAT_FUNCTIONS:
+        x = _as_float(args[0])
+        return call(FLOAT_FUNCTIONS[name], [x], x.type)
+    if name == "atan2":
+        y, x = _as_float(args[0]), _as_float(args[1])
+        return call("np.arctan2", [y, x], y.type)
+    if name == "select":
+        c, a, b = args
+        return Val(f"{operand(a, TERNARY, True)} if {operand(c, TERNARY, True)} "
+                   f"else {operand(b, TERNARY)}", a.type, TERNARY)
+    if name in NUMPY_TYPES:
+        return convert(w, name, args[0])
+    raise ValueError(f"`{name}` is not a scalar function")
+
+
+def _as_float(a: Val) -> Val:
+    return a if a.type in FLOATS else call("np.float64", [a], "f64")
+
+
+def convert(w: FunctionWriter, target: str, a: Val) -> Val:
+    """`i32 i64 f32 f64`: integers wrap, floats truncate toward zero, NaN and infinities
+    give 0, floats beyond the i64 range are reduced modulo 2**64 (as `scalar_ops.convert`)."""
+    if a.type == target:
+        return a
+    if target in FLOATS or a.type not in FLOATS:
+        return call(NUMPY_TYPES[target], [a], target)
+    x = w.atom(a, "x")
+    t = w.fresh("truncated")
+    w.emit(f"{t} = np.trunc(np.float64({x.code})) if np.isfinite({x.code}) else 0.0  "
+           f"# NaN and infinities give 0")
+    w.emit(f"if not -2.0 ** 63 <= {t} < 2.0 ** 63:  # beyond i64: modulo 2**64, like numpy")
+    with w.indented():
+        w.emit(f"{t} = np.fmod({t}, 2.0 ** 64)")
+        w.emit(f"if {t} >= 2.0 ** 63:")
+        with w.indented():
+            w.emit(f"{t} -= 2.0 ** 64")
+        w.emit(f"elif {t} < -2.0 ** 63:")
+        with w.indented():
+            w.emit(f"{t} += 2.0 ** 64")
+    as_i64 = call("np.int64", [t], "i64")
+    return as_i64 if target == "i64" else call("np.int32", [as_i64], "i32")
