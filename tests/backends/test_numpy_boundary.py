@@ -77,3 +77,13 @@ def test_wrong_element_types_are_type_errors():
         flat_from_python(np.array([1.5, 2.5]), arr(I64))
     with pytest.raises(TypeError):
         flat_from_python(ak.Array([[1.5], []]), arr(I64, 2))
+
+
+def test_arrays_of_tuples_are_read_as_columns_without_a_python_loop():
+    from accel_kernel.backends.numpy.boundary import _from_layout
+    cols, vals = np.array([0, 2, 1]), np.array([1.0, 2.0, 3.0])
+    rows = ak.unflatten(ak.zip((cols, vals)), [2, 0, 1])
+    flat = _from_layout(ak.to_layout(rows), arr(T.Tuple((I64, F64)), 2))
+    assert isinstance(flat, tuple) and all(isinstance(part, Segs) for part in flat)
+    assert flat[0].offsets.tolist() == [0, 2, 2, 3]
+    assert np.shares_memory(flat[1].values, vals)

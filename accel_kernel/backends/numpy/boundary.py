@@ -59,6 +59,11 @@ def _from_layout(layout: Any, t: T.Type) -> FlatValue:
         return np.ascontiguousarray(data, dtype=DTYPES[t.name])
     if not isinstance(t, T.Array):
         raise _Unsupported
+    if isinstance(layout, contents.RecordArray) and isinstance(t.elem, T.Tuple):
+        if len(layout.contents) != len(t.elem.elems):   # an array of tuples: its columns
+            raise _Unsupported
+        return tuple(_from_layout(c, T.Array(e)) for c, e in zip(layout.contents,
+                                                                 t.elem.elems))
     if isinstance(layout, contents.NumpyArray):
         data = np.asarray(layout.data)
         if data.ndim != T.array_rank(t) or not isinstance(_innermost(t), T.Scalar):
