@@ -270,6 +270,9 @@ def _show(ctx: MagicContext, args: str) -> MagicOutput:
     index = _stage_index(stages, name)
     view = stage_view(stages, index, _title(target))
     out = MagicOutput()
+    if name == "codegen":            # the generated module, as highlighted Python
+        out.show(_python_bundle(view.text))
+        return out
     if not view.changed:
         out.stdout.append(view.header[3:] + "\n")
     meta = {"accel/dot": view.dot, "accel/stage": view.name}
@@ -288,6 +291,15 @@ def _stage_index(stages: list, name: str) -> int:
         raise NotImplementedError(f"the stage `{name}` is not available yet for this code: "
                                   f"the pipeline ends at `{names[-1]}`")
     return names.index(name)
+
+
+def _python_bundle(text: str) -> dict[str, str]:
+    """Python source for the notebook: plain text, and HTML highlighted by Pygments."""
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import PythonLexer
+    html = highlight(text, PythonLexer(), HtmlFormatter(noclasses=True, nobackground=True))
+    return {"text/plain": text, "text/html": html}
 
 
 def _code_bundle(text: str) -> dict[str, str]:

@@ -1,0 +1,90 @@
+"""The `cpu` target: generated numba kernels, their host driver and caches, errors raised by
+compiled code with the interpreter's kind and position (every program of tests/programs
+runs on `cpu` in tests/test_programs.py; notebooks and random programs in
+tests/test_differential.py)."""
+from __future__ import annotations
+
+import ast as python_ast
+
+import pytest
+
+from accel_kernel.backends.cpu import driver
+from accel_kernel.backends.cpu.codegen import generate
+from accel_kernel.kernel.magics import MagicContext, parse_magic, run_magic
+from accel_kernel.lang.errors import AccelError
+from accel_kernel.session import Session
+
+
+def module_of(text: str):
+    stages = Session().program_stages(text, "t.accel", stop_after="fuse")
+    return generate(stages[-1].program)
+
+
+def function(source: str, name: str) -> python_ast.FunctionDef:
+    tree = python_ast.parse(source)
+    return next(n for n in tree.body if isinstance(n, python_ast.FunctionDef) and n.name == name)
+
+
+def test_a_push_kernel_has_no_branch_per_element():
+    module = module_of("def f (a: []f64) (b: []f64) : []f64 = a ++ b")
+    (kernel,) = module.kernels.values()
+    assert kernel.kind == "push"
+    body = function(module.source, kernel.name)
+    assert not any(isinstance(n, (python_ast.If, python_ast.IfExp)) for n in python_ast.walk(body))
+    assert sum(isinstance(n, python_ast.For) for n in python_ast.walk(body)) == 2
+
+
+def test_a_filter_map_reduce_is_one_parallel_loop_that_stores_nothing():
+    module = module_of("def f (xs: []i64) : i64 = reduce (+) 0 (map (\\x -> x * x) "
+                       "(filter (> 0) xs))")
+    (kernel,) = module.kernels.values()
+    source = module.source
+    assert f"def {kernel.name}_count" not in source          # nothing compacted
+    assert "prange" in python_ast.unparse(function(source, kernel.name))
+    assert "alloc(" not in python_ast.unparse(function(source, kernel.name + "_host"))
+
+
+def test_gathers_use_intp_indices_and_are_checked():
+    module = module_of("def f (xs: []f64) (is: []i64) : []f64 = map (\\i -> xs[i] * 2.0) is")
+    assert "numba.intp(" in module.source
+    text = ("def f (xs: []f64) (is: []i64) : []f64 = map (\\i -> xs[i] * 2.0) is\n"
+            "f [1.0, 2.0] [0, 5]\n")
+    outcomes = []
+    for target in ("interp", "cpu"):
+        with pytest.raises(AccelError) as info:
+            Session(target=target).execute(text, "t.accel")
+        outcomes.append((info.value.kind, info.value.span.location()))
+    assert outcomes[0] == outcomes[1] and outcomes[0][0] == "IndexError"
+
+
+def test_division_by_zero_in_a_kernel_has_the_interpreters_kind_and_position():
+    text = "let xs = [4, 0, 2]\nmap (\\x -> 10 / x) xs\n"
+    outcomes = []
+    for target in ("interp", "cpu"):
+        with pytest.raises(AccelError) as info:
+            Session(target=target).execute(text, "t.accel")
+        outcomes.append((info.value.kind, info.value.span.location()))
+    assert outcomes[0] == outcomes[1] == ("DivisionByZero", "t.accel:2:12")
+
+
+def test_a_rerun_cell_is_not_compiled_again():
+    session = Session(target="cpu")
+    cell = "map (\\x -> x * 3 + 1) [1, 2, 3]"
+    first = session.execute(cell)
+    modules = len(driver._MODULES)
+    second = session.execute(cell)
+    assert second.text == first.text == "[4, 7, 10]"
+    assert len(driver._MODULES) == modules
+    assert second.timings["compile"] < 0.05 + first.timings["compile"]
+    assert session.memory.allocations > 0 and session.memory.peak > 0
+
+
+def test_show_codegen_and_fuse_in_the_kernel():
+    session = Session()
+    session.execute("def f (xs: []i64) : i64 = reduce (+) 0 (map (\\x -> x * x) xs)")
+    ctx = MagicContext(session, cell_name="cell[2]", line=1)
+    code = run_magic(parse_magic("%show codegen f"), ctx).displays[0]
+    assert "@njit(parallel=True" in code["text/plain"] and "<span" in code["text/html"]
+    fused = run_magic(parse_magic("%show fuse f"), ctx)
+    assert "kernel k1_redomap" in fused.metadata_of(0)["image/svg+xml"]["accel/dot"] \
+        or "kernel k1_redomap" in str(fused.displays[0])
