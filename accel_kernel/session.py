@@ -96,6 +96,7 @@ class Session:
         self._loading_prelude = False
         self._flat_calls: dict[tuple, tuple] = {}     # call_flat's compiled wrappers
         self._rep_cache: dict[str, tuple[Any, Any]] = {}   # global -> (its value, its rep)
+        self._flat_values: dict[str, tuple[Any, Any]] = {}  # global -> (value, flat value)
         self.last_counters = None                     # work and depth of the last flat run
         self.last_compile = 0.0                       # seconds compiling the last cell
         from .runtime.memory import Memory
@@ -340,15 +341,21 @@ class Session:
         return values
 
     def _flat_globals(self, core: ast.Program) -> dict[str, Any]:
-        """The global lets the core program `core` reads, as flat values."""
+        """The global lets the core program `core` reads, as flat values (each global's
+        value is converted once, then reused while the global keeps that value)."""
         from .backends import numpy as flat_numpy
         used = {n.name for form in core.forms for n in ast.walk(form) if isinstance(n, ast.Var)}
         env = {}
         for name in used:
             entry = self._globals.get(name)
-            if entry is not None and entry.kind == "let":
+            if entry is None or entry.kind != "let":
+                continue
+            cached = self._flat_values.get(name)
+            if cached is None or cached[0] is not entry.value:
                 rep = flat_numpy.rep_of_value(entry.value, entry.scheme.type)
-                env[name] = flat_numpy.to_flat(entry.value, rep)
+                cached = self._flat_values[name] = (
+                    entry.value, flat_numpy.to_flat(entry.value, rep))
+            env[name] = cached[1]
         return env
 
     def call_flat(self, name: str, args: list[Any], params: list[Type],
