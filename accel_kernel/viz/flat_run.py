@@ -8,7 +8,7 @@ a statement inside a loop shows its value in the last iteration and how often it
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -165,7 +165,3 @@ def interp_costs(values: Any) -> tuple[int | None, int | None]:
     if costs is None:
         return None, None
     return costs.work, costs.depth
-
-
-def flat_inputs(env: Mapping[str, Any]) -> dict[str, Any]:
-    return dict(sorted(env.items()))

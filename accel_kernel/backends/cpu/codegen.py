@@ -341,15 +341,7 @@ class _KernelWriter:
         call = f"{self.name}({sizes}, {', '.join(args + flat_outs + ['err'])})"
         scalars = [t for t in outputs if kind in ("redomap", "filter")
                    and _is_scalar_result(t, reductions)]
-        if scalars:
-            lines.append(f"    ({', '.join('r_' + python_name(t.name) for t in scalars)},) "
-                         f"= {call}")
-        else:
-            lines.append(f"    {call}")
-        results = [f"{DTYPES[_elem(t.rep)]}(r_{python_name(t.name)})" if t in scalars
-                   else "out_" + python_name(t.name) for t in outputs]
-        lines.append(f"    return ({', '.join(results)}{',' if len(results) == 1 else ''}), err")
-        return lines
+        return lines + _call_and_return(call, outputs, scalars)
 
     def host_filter(self, args: list[str], outputs: list[F.FVar],
                     reductions: list[F.Stmt]) -> list[str]:
@@ -370,15 +362,7 @@ class _KernelWriter:
             outs.append(p)
         scalars = [t for t in outputs if _is_scalar_result(t, reductions)]
         call = f"{self.name}(n, chunks, {', '.join(args + outs + ['starts', 'err'])})"
-        if scalars:
-            lines.append(f"    ({', '.join('r_' + python_name(t.name) for t in scalars)},) "
-                         f"= {call}")
-        else:
-            lines.append(f"    {call}")
-        results = [f"{DTYPES[_elem(t.rep)]}(r_{python_name(t.name)})" if t in scalars
-                   else "out_" + python_name(t.name) for t in outputs]
-        lines.append(f"    return ({', '.join(results)}{',' if len(results) == 1 else ''}), err")
-        return lines
+        return lines + _call_and_return(call, outputs, scalars)
 
     def size_expr(self, kind: str, aligned: set[str]) -> str:
         """The number of elements (segments, rows) the kernel's parallel loop runs over."""
@@ -490,6 +474,17 @@ class _KernelWriter:
         raise NotImplementedError("cpu: the shape of a block made in a kernel")
 
 
+def _call_and_return(call: str, outputs: list[F.FVar], scalars: list[F.FVar]) -> list[str]:
+    """The host function's kernel call (binding the reductions it returns) and its return:
+    the outputs in order, reductions as numpy scalars of their type."""
+    line = f"    {call}"
+    if scalars:
+        line = f"    ({', '.join('r_' + python_name(t.name) for t in scalars)},) = {call}"
+    results = [f"{DTYPES[_elem(t.rep)]}(r_{python_name(t.name)})" if t in scalars
+               else "out_" + python_name(t.name) for t in outputs]
+    return [line, f"    return ({', '.join(results)}{',' if len(results) == 1 else ''}), err"]
+
+
 def _is_terminal(stmt: F.Stmt, kind: str) -> bool:
     op = stmt.op
     if isinstance(op, (F.Reduce, F.SegReduce, F.Scan, F.Filter)):
@@ -558,7 +553,7 @@ class _Body:
             local = python_name(t.name) if t is not None else ""
             if isinstance(op, F.Map):
                 types = [_stype(a.rep) if isinstance(a, F.FVar) else a.elem for a in op.args]
-                fname, _ = self.k.module.scalar_fn(op.fn, [_elem_type(x) for x in types],
+                fname, _ = self.k.module.scalar_fn(op.fn, types,
                                                    t.name)
                 args = [self.value(a, index) for a in op.args]
                 args += self.free_args(op.fn)
@@ -799,10 +794,6 @@ class _Body:
         for s in reductions:
             acc = python_name(s.targets[0].name)
             self.lines.append(f"        out_{acc}[s] = acc_{acc}")
-
-
-def _elem_type(t: Any) -> Any:
-    return t
 
 
 def _split_at_filter(stmts: list[F.Stmt]) -> tuple[list[F.Stmt], list[F.Stmt]]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -123,9 +122,3 @@ def run_call(compiled: Compiled, form: F.FlatForm, args: list[Any], globals: Map
     with np.errstate(all="ignore"):
         return call(form, args, globals, counters=Counters(), cancel=cancel,
                     executor=_executor(compiled))
-
-
-def timed_compile(program: F.FlatProgram) -> tuple[Compiled, float]:
-    started = time.perf_counter()
-    compiled = compile_program(program)
-    return compiled, time.perf_counter() - started
