@@ -1,6 +1,7 @@
 """The `cpu` target's host driver: runs a fused flat program whose kernels are compiled with
-numba (`codegen.generate`), and the rest (scalar code, descriptors, library functions,
-`if` and `loop`) as the `numpy` target does.
+numba (`codegen.generate`), library functions over numeric arrays compiled too
+(`library.py`), and the rest (scalar code, descriptors, other library functions, `if` and
+`loop`) as the `numpy` target does.
 
 Compiled modules are cached: in memory by the hash of their source (a re-run cell costs a
 dictionary lookup), and on disk by numba (`cache=True`): the generated source is written to
@@ -23,8 +24,9 @@ import numpy as np
 from ...ir import flat as F
 from ...runtime.cancel import CancelToken
 from ...runtime.memory import Memory
-from ..numpy.costs import Counters
+from ..numpy.costs import Counters, count, lib_cost
 from ..numpy.executor import Executor, FlatCellValues, call, execute
+from . import library
 from .codegen import Module, generate
 
 _MODULES: dict[str, ModuleType] = {}         # source hash -> the imported module
@@ -86,6 +88,20 @@ def _executor(compiled: Compiled) -> type:
             if err is not None:
                 compiled.code.errors.raise_if_failed(err)
             return values[0] if len(values) == 1 else tuple(values)
+
+        # library functions compiled where their arguments allow (library.py), else numpy's
+        def _library(self, stmt: F.Stmt, op: F.Library) -> Any:
+            args = [self.atom(a) for a in op.args]
+            out = library.library(self, op.name, args, op.fns, stmt.span)
+            self._cost(stmt, *lib_cost(op.name, sum(count(a) for a in args), count(out)))
+            return out
+
+        def _seglibrary(self, stmt: F.Stmt, op: F.SegLibrary) -> Any:
+            offsets, values = self.atom(op.offsets), self.atom(op.values)
+            args = [self.atom(a) for a in op.args]
+            out = library.seg_library(self, op.name, offsets, values, args, op.fns, stmt.span)
+            self._cost(stmt, *lib_cost(op.name, count(values) + len(offsets) - 1, count(out)))
+            return out
     return CpuExecutor
 
 
