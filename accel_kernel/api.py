@@ -206,6 +206,9 @@ def python_type(obj: Any) -> T.Type:
     if isinstance(obj, list):
         obj = ak.Array(obj)
     if isinstance(obj, ak.Array):
+        found = _layout_type(obj.layout)      # reading the layout is much cheaper than
+        if found is not None:                 # `obj.type` (which builds the whole form)
+            return found
         # obj.type is an ArrayType: its length is the outermost dimension.
         return T.Array(_awkward_type(obj.type.content))
     raise AccelTypeError(f"cannot pass a {type(obj).__name__} to accel")
@@ -215,6 +218,28 @@ def _scalar_of(dtype: np.dtype) -> T.Type:
     if dtype not in _DTYPES:
         raise AccelTypeError(f"unsupported dtype {dtype}: use bool, int32, int64, float32 or float64")
     return _DTYPES[dtype]
+
+
+def _layout_type(layout: Any) -> T.Type | None:
+    """The accel type of the common Awkward layouts (lists, regular arrays, numpy arrays,
+    tuples of them); None for anything else (`_awkward_type` of `.type` says why)."""
+    import awkward as ak
+    contents = ak.contents
+    if isinstance(layout, (contents.ListOffsetArray, contents.ListArray,
+                           contents.RegularArray)):
+        inner = _layout_type(layout.content)
+        return None if inner is None else T.Array(inner)
+    if isinstance(layout, contents.NumpyArray) and layout.data.dtype in _DTYPES:
+        t = _DTYPES[layout.data.dtype]
+        for _ in range(layout.data.ndim):
+            t = T.Array(t)
+        return t
+    if isinstance(layout, contents.RecordArray) and layout.is_tuple and layout.contents:
+        parts = [_layout_type(c) for c in layout.contents]
+        if any(p is None or not isinstance(p, T.Array) for p in parts):
+            return None
+        return T.Array(T.Tuple(tuple(p.elem for p in parts)))
+    return None
 
 
 def _awkward_type(t: Any) -> T.Type:

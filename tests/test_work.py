@@ -16,8 +16,6 @@ EXCEPTIONS: dict[str, tuple[float, str]] = {
                          "map is not compacted: every iteration merges all rows back"),
     "pascal_triangle": (7, "the same: the state of `loop r = [1] ...` is a row that grows, "
                         "irregular across points"),
-    "loop_inside_map": (6, "tiny bodies (`acc + i`): the active loop's bookkeeping per active "
-                        "point and iteration (mask, filters, ids) outweighs the body"),
     "slices": (6, "tiny program: each slice's bounds `assert` and index arithmetic"),
     "with_update_irregular": (5, "tiny program: bounds asserts and the copy of every row"),
     "integer_division_signs": (5, "array literals of computed scalars: one map over `iota` "
@@ -25,7 +23,6 @@ EXCEPTIONS: dict[str, tuple[float, str]] = {
     "seq_zipwithseq": (4, "tiny program: sequences are arrays; the zip's length assert"),
     "pythagorean_triples": (4, "expansion: segment ids, positions and the gathers of every "
                             "candidate's components (a constant factor, the same at any n)"),
-    "loop_for": (4, "as loop_inside_map, on a per-element `for` count"),
     "with_update": (4, "tiny program: bounds asserts and the copy"),
 }
 

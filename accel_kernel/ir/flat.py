@@ -113,8 +113,9 @@ Atom = Union[FVar, Const]
 @dataclass(frozen=True)
 class ScalarFn:
     """A function on scalars, in core accel: `params` bound to scalars (or tuples of scalars,
-    as patterns), `body` a core expression that builds no array. `free` are the scalar
-    variables of the enclosing block the body reads."""
+    as patterns), `body` a core expression that builds no array. `free` are the variables
+    of the enclosing block the body reads: scalars, and arrays of scalars that the body reads
+    element by element (`xs[j]`, `length xs`: SEQ-INNER's loops)."""
     params: tuple[ast.Pattern, ...]
     body: ast.Expr
     free: tuple[FVar, ...] = ()

@@ -94,9 +94,9 @@ class _Verifier:
                                "are needed")
         for f in fn.free:
             self.use(f, scope, stmt)
-            if not _scalar_like(f.rep):
-                self.problem(stmt, f"the scalar function reads `{f.name}`, which is not a "
-                                   "scalar")
+            if not (_scalar_like(f.rep) or isinstance(f.rep, Regular) and f.rep.rank == 1):
+                self.problem(stmt, f"the scalar function reads `{f.name}`, which is neither "
+                                   "a scalar nor a free array of scalars")
 
     # ------------------------------------------------------------------ blocks
     def block(self, block: Block, scope: dict[str, Rep]) -> list[Rep]:

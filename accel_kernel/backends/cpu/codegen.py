@@ -319,6 +319,8 @@ class _KernelWriter:
         lines += self.size_checks()
         size = self.size_expr(kind, aligned)
         lines.append(f"    n = {size}")
+        if kind in ("map", "redomap", "scan", "filter"):
+            lines += self.length_checks(aligned)
         lines.append("    chunks = min(n, CHUNKS_PER_THREAD * numba.get_num_threads())")
         if kind == "rows":
             red = next(s for s in self.body if isinstance(s.op, F.Reduce))
@@ -388,6 +390,29 @@ class _KernelWriter:
         for step in p.path:
             code = f"{code}[{step}]" if isinstance(step, int) else f"{code}.{step}"
         return f"{code}.size"
+
+    def length_checks(self, aligned: set[str]) -> list[str]:
+        """Every input read at the element index has the kernel's length. The flattener
+        checks these lengths (`assert`) before the statement that reads them, but fusion
+        may have moved that statement into a kernel that runs before the check: the kernel
+        checks them itself and does not run, so it never reads past an array's end. Its
+        error is *deferred* (`ErrorTable.deferred`): the host goes on to the flattener's
+        own checks, which raise the interpreter's error; the kernel's SizeError is raised
+        only if something reads its outputs first."""
+        out: list[str] = []
+        for v in [v for v in self.inputs if v.name in aligned][1:]:   # the first gives n
+            reader = next((s for s in self.body if v.name in
+                           {a.name for a in _reads(s.op)}), None)
+            what = "map" if reader is None or isinstance(reader.op, F.Map) \
+                else type(reader.op).__name__.lower()
+            code = self.module.errors.code("SizeError", what + ": array lengths differ",
+                                           reader.span if reader is not None else None)
+            self.module.errors.deferred.add(code)
+            size = self.leaf_size(v)
+            out += [f"    if {size} != n:", f"        err = np.zeros({ERR_LENGTH}, np.int64)",
+                    f"        err[0], err[1], err[2] = {code}, {size}, n",
+                    "        return None, err"]
+        return out
 
     def size_checks(self) -> list[str]:
         """The host's checks of an `iota`/`replicate` extent (SizeError, as the numpy

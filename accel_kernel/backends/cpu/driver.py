@@ -74,17 +74,42 @@ def compile_program(program: F.FlatProgram, memory: Memory | None = None) -> Com
     return Compiled(program, code, load(code), memory or Memory())
 
 
+@dataclass(frozen=True)
+class _Unrun:
+    """An output of a kernel that did not run because its inputs differ in length (a
+    deferred error, codegen's `length_checks`): reading it raises `error`."""
+    error: Exception
+
+
 def _executor(compiled: Compiled) -> type:
     class CpuExecutor(Executor):
         """Host statements as the numpy target runs them; kernels compiled."""
 
+        def atom(self, atom: F.Atom) -> Any:
+            value = super().atom(atom)
+            if isinstance(value, _Unrun):
+                raise value.error
+            return value
+
+        def _bind_targets(self, stmt: F.Stmt, value: Any) -> Any:
+            if isinstance(value, _Unrun):
+                for target in stmt.targets:
+                    self.env[target.name] = value
+                return ()
+            return super()._bind_targets(stmt, value)
+
         def _kernel(self, stmt: F.Stmt, op: F.Kernel) -> Any:
             kernel = compiled.code.kernels[stmt.id]
             host = getattr(compiled.module, kernel.name + "_host")
-            args = [_kernel_arg(self.env[name]) for name in kernel.inputs]
-            before = _compile_time(compiled.module, kernel.name)
+            args = [_kernel_arg(self.atom(F.FVar(name, None))) for name in kernel.inputs]
+            compiled_before = _signatures(compiled.module, kernel.name)
+            before = _compile_time(compiled.module, kernel.name) if compiled_before else 0.0
             values, err = host(*args, compiled.memory.alloc)
-            compiled.compile_seconds += _compile_time(compiled.module, kernel.name) - before
+            if _signatures(compiled.module, kernel.name) != compiled_before:
+                compiled.compile_seconds += \
+                    _compile_time(compiled.module, kernel.name) - before
+            if err is not None and int(err[0]) in compiled.code.errors.deferred:
+                return _Unrun(compiled.code.errors.error(err))
             if err is not None:
                 compiled.code.errors.raise_if_failed(err)
             return values[0] if len(values) == 1 else tuple(values)
@@ -109,6 +134,13 @@ def _kernel_arg(value: Any) -> Any:
     if isinstance(value, np.ndarray) and not value.flags.c_contiguous:
         return np.ascontiguousarray(value)
     return value
+
+
+def _signatures(module: ModuleType, name: str) -> int:
+    """How many compiled versions the kernel's functions have (a change means numba
+    compiled during the call; reading this is much cheaper than its compile timers)."""
+    return sum(len(getattr(getattr(module, attr, None), "signatures", ()))
+               for attr in (name, name + "_count"))
 
 
 def _compile_time(module: ModuleType, name: str) -> float:

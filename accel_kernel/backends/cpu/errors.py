@@ -43,6 +43,7 @@ class ErrorSite:
 @dataclass
 class ErrorTable:
     sites: list[ErrorSite] = field(default_factory=list)
+    deferred: set[int] = field(default_factory=set)   # codes that wait for the host's checks
     _codes: dict[tuple, int] = field(default_factory=dict, repr=False)
 
     def code(self, kind: str, message: str, span: Span | None) -> int:

@@ -73,9 +73,15 @@ def _from_layout(layout: Any, t: T.Type) -> FlatValue:
         layout = layout.to_ListOffsetArray64(True)
     if not isinstance(layout, (contents.ListOffsetArray, contents.ListArray)):
         raise _Unsupported
-    layout = layout.to_ListOffsetArray64(True)          # offsets from 0, content trimmed
-    offsets = np.asarray(layout.offsets.data, dtype=np.int64)
-    inner = _from_layout(layout.content, t.elem)
+    if isinstance(layout, contents.ListOffsetArray) and len(layout.offsets) \
+            and layout.offsets.data.dtype == np.int64 and int(layout.offsets[0]) == 0:
+        offsets = np.asarray(layout.offsets.data)       # already from 0: no copy
+        content = layout.content[:int(offsets[-1])]
+    else:
+        layout = layout.to_ListOffsetArray64(True)      # offsets from 0, content trimmed
+        offsets = np.asarray(layout.offsets.data, dtype=np.int64)
+        content = layout.content
+    inner = _from_layout(content, t.elem)
     return _segs_or_block(offsets, inner, t.elem)
 
 

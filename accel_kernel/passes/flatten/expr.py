@@ -19,7 +19,7 @@ from ...lang import types as T
 from ...lang.builtins import BUILTINS
 from .context import Env, FunVal, Leaf, Level, TupleVal, leaves, position
 from .reps import rep_of_type
-from .scalar import CONSTANTS, LOCAL, PARTIAL_OPS, SCALAR_BUILTINS, constant_value
+from .scalar import CONSTANTS, LOCAL, LocalArray, PARTIAL_OPS, SCALAR_BUILTINS, constant_value
 
 TOTAL_BUILTINS = {"map", "filter", "reduce", "scan", "length", "flatten", "concat", "reverse",
                   "sort", "sort_by", "partition", "rotate", "unzip", "unzip3", "stream",
@@ -172,7 +172,7 @@ class Expressions:
         levels: list[Level | None] = []
         for name in self._free(e):
             v = self.lookup(env, name)
-            if v is LOCAL:
+            if v is LOCAL or isinstance(v, LocalArray):
                 return env
             levels += self._levels_of(v, set())
         home = self._deepest(levels, env)

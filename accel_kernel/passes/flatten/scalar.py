@@ -13,13 +13,15 @@ parameters, all brought to the deepest level among them.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from ...ir.flat import Const, FVar, Map, Regular, Scalar, ScalarFn, ScalarRep, TupleRep
 from ...ir.flat_printer import make_fn
 from ...lang import ast
 from ...lang import types as T
-from .context import Builder, Env, FunVal, Leaf, Level, TupleVal, map_leaves, position
+from .context import (Builder, Env, FunVal, Leaf, Level, TupleVal, leaves, map_leaves,
+                      position)
 from .reps import row_rep
 
 SCALAR_BUILTINS = {"min": 2, "max": 2, "abs": 1, "sqrt": 1, "exp": 1, "log": 1, "sin": 1,
@@ -28,6 +30,16 @@ SCALAR_BUILTINS = {"min": 2, "max": 2, "abs": 1, "sqrt": 1, "exp": 1, "log": 1, 
 CONSTANTS = ("pi", "zero", "one", "lowest", "highest")
 PARTIAL_OPS = {"/", "%", "**", "<<", ">>"}
 LOCAL = object()                      # a name bound inside the scalar code being built
+ZIPS = {"zip": 2, "zip3": 3}
+MAPS = {"map": 1, "map2": 2, "map3": 3}
+
+
+@dataclass(frozen=True, eq=False)
+class LocalArray:
+    """A name bound inside scalar code to an array read element by element (SEQ-INNER):
+    its defining expression, flattened where it is used."""
+    expr: ast.Expr
+    env: Env
 
 
 def is_scalar_type(t: T.Type | None) -> bool:
@@ -108,23 +120,143 @@ class ScalarCode:
             return None
         if isinstance(e, ast.Let):
             if not is_scalar_type(self.type_of(e.value)):
-                return None
+                return self._classify_local_array(e, env)
             value = self.classify(e.value, env)
             body = self.classify(e.body, self._locals(env, [e.pattern]))
             return worst(value, body)
         if isinstance(e, ast.TupleLit):
             return worst(*(self.classify(p, env) for p in e.elems))
         if isinstance(e, ast.Project):
-            return self.inline_kind(e.expr, env) and self.classify(e.expr, env)
+            return self.classify(e.expr, env) if self.inline_kind(e.expr, env) else None
         if isinstance(e, ast.Apply):
             return self._classify_apply(e, env)
+        if isinstance(e, ast.Loop):
+            return self._classify_loop(e, env)
         return None
+
+    def _classify_loop(self, e: ast.Loop, env: Env) -> str | None:
+        """A `for i < n` or `while` loop whose state is scalar and whose condition and body
+        are scalar code reading nothing but the state, the counter and per-point scalars is
+        scalar code itself: each point runs its own loop inside the scalar function
+        (LIFT-MAP-SCALAR) instead of the loop being lifted over the points."""
+        form = e.form
+        if not isinstance(form, (ast.While, ast.ForRange)) \
+                or not is_scalar_type(self.type_of(e.init)):
+            return None
+        names = [e.pattern] + ([ast.PVar(form.var)] if isinstance(form, ast.ForRange) else [])
+        inner = self._locals(env, names)
+        if self.classify(e.body, inner) != "pure":
+            return None
+        if isinstance(form, ast.While):
+            if self.classify(form.cond, inner) != "pure":
+                return None
+            return worst(self.classify(e.init, env), "pure")
+        return worst(self.classify(e.init, env), self.classify(form.bound, env))
 
     def opaque(self, e: ast.Expr) -> str | None:
         return "scalar" if is_scalar_type(self.type_of(e)) else None
 
+    # ------------------------------------------------------------------ SEQ-INNER
+    def _classify_local_array(self, e: ast.Let, env: Env) -> str | None:
+        """`let a = <array read element by element> in <scalar code>`."""
+        if not isinstance(e.pattern, ast.PVar) or not self.inner_array(e.value, env):
+            return None
+        inner = Env({**env.scope, e.pattern.name: LocalArray(e.value, env)}, env.level,
+                    env.trusted, env.floor)
+        # no operands: an operand is flattened on its own and cannot read the local array
+        return "pure" if self.classify(e.body, inner) == "pure" else None
+
+    def inner_array(self, e: ast.Expr, env: Env) -> bool:
+        """Whether scalar code can read the array `e` element by element: a free array of
+        scalars (not lifted: the same for every point), a local one, or `zip`s and `map`s
+        of scalar code over them."""
+        if isinstance(e, ast.Ascribe):
+            return self.inner_array(e.expr, env)
+        if isinstance(e, ast.Var):
+            v = self.lookup(env, e.name)
+            return isinstance(v, LocalArray) or _unlifted_vector(v)
+        if not (isinstance(e, ast.Apply) and isinstance(e.fn, ast.Var)
+                and self.lookup(env, e.fn.name) is None):
+            return False
+        name, args = e.fn.name, e.args
+        if ZIPS.get(name) == len(args):
+            return all(self.inner_array(a, env) for a in args)
+        if MAPS.get(name) == len(args) - 1:
+            closure = self._closure(args[0], env)
+            if closure is None or len(closure.lam.params) != len(args) - 1:
+                return False
+            inner = Env(self._locals_scope(closure.scope, closure.lam.params))
+            return all(self.inner_array(a, env) for a in args[1:]) \
+                and self.classify(closure.lam.body, inner) == "pure"
+        return False
+
+    def _classify_inner(self, e: ast.Apply, env: Env) -> str | None:
+        """`reduce op ne a` and `length a` of an array scalar code reads element by element,
+        where the reduction depends on the point (SEQ-INNER: each point runs its own loop;
+        an invariant one is computed once, in parallel, by AVOID)."""
+        name, args = e.fn.name, e.args
+        if name == "length" and len(args) == 1 and self.inner_array(args[0], env):
+            return "pure"
+        if name != "reduce" or len(args) != 3 or not self.inner_array(args[2], env) \
+                or not self._per_point(e, env):
+            return None
+        if not self._scalar_operator(args[0], env):
+            return None
+        return worst(self.classify(args[1], env), "pure")
+
+    def _scalar_operator(self, op: ast.Expr, env: Env) -> bool:
+        if isinstance(op, ast.OpFunc):
+            return op.op != "++"
+        if isinstance(op, ast.Var) and self.lookup(env, op.name) is None:
+            return SCALAR_BUILTINS.get(op.name) == 2
+        closure = self._closure(op, env)
+        if closure is None or len(closure.lam.params) != 2:
+            return False
+        inner = Env(self._locals_scope(closure.scope, closure.lam.params))
+        return self.classify(closure.lam.body, inner) == "pure"
+
+    def unlifted_arrays(self, e: ast.Expr, env: Env, seen: set[int]) -> set[str]:
+        """The names of the unlifted arrays `e` may read element by element (SEQ-INNER):
+        a parameter of the scalar function must not take one of them as its name."""
+        out: set[str] = set()
+        for name in self._free(e):
+            out |= self._unlifted_in(self.lookup(env, name), seen)
+        return out
+
+    def _unlifted_in(self, v: Any, seen: set[int]) -> set[str]:
+        if isinstance(v, (Leaf, TupleVal)):
+            return {leaf.atom.name for leaf in leaves(v) if _unlifted_vector(leaf)}
+        if isinstance(v, LocalArray) and id(v) not in seen:
+            seen.add(id(v))
+            return self.unlifted_arrays(v.expr, v.env, seen)
+        if isinstance(v, FunVal) and id(v) not in seen:
+            seen.add(id(v))
+            out: set[str] = set()
+            for a in v.args:
+                out |= self._unlifted_in(a, seen)
+            if v.kind == "closure" and v.scope is not None:
+                for name in self._free(v.lam):
+                    out |= self._unlifted_in(v.scope.get(name), seen)
+            return out
+        return set()
+
+    def _per_point(self, e: ast.Expr, env: Env) -> bool:
+        """Whether `e` reads a lifted value (so it runs inside a map, once per point)."""
+        for name in self._free(e):
+            v = self.lookup(env, name)
+            if isinstance(v, LocalArray):
+                if self._per_point(v.expr, v.env):
+                    return True
+            elif v is not LOCAL and v is not None and any(
+                    level is not None for level in self._levels_of(v, set())):
+                return True
+        return False
+
     def _classify_apply(self, e: ast.Apply, env: Env) -> str | None:
         fn, args = e.fn, e.args
+        if isinstance(fn, ast.Var) and fn.name in ("reduce", "length") \
+                and self.lookup(env, fn.name) is None:
+            return self._classify_inner(e, env)
         kinds = [self.classify(a, env) for a in args]
         if isinstance(fn, ast.Var) and self.lookup(env, fn.name) is None:
             if SCALAR_BUILTINS.get(fn.name) == len(args):
@@ -161,6 +293,7 @@ class ScalarCode:
     def scalar_code(self, e: ast.Expr, env: Env) -> Any:
         """Flatten scalar code `e` (classified "pure" or "scalar") into one operation."""
         builder = _Body(self, e)
+        builder.reserved = self.unlifted_arrays(e, env, set())
         body = builder.expr(e, env, root=True)
         return self.emit_scalar(body, builder, self.type_of(e) or builder.infer(body), env, e)
 
@@ -262,6 +395,15 @@ class ScalarCode:
                                   "yet")
 
 
+def _unlifted_vector(v: Any) -> bool:
+    """A value that is the same for every point and is an array of scalars (a tuple of
+    them: an array of tuples)."""
+    if isinstance(v, TupleVal):
+        return bool(v.parts) and all(_unlifted_vector(p) for p in v.parts)
+    return isinstance(v, Leaf) and v.level is None and isinstance(v.atom, FVar) \
+        and isinstance(v.rep, Regular) and v.rep.rank == 1
+
+
 def _rep_of(t: T.Type | None, level: Level | None):
     if isinstance(t, T.Tuple):
         return TupleRep(tuple(_rep_of(e, level) for e in t.elems))
@@ -279,6 +421,7 @@ class _Body:
         self.free: dict[str, Leaf] = {}
         self.partial = False
         self.root_binders = {n.name for n in ast.walk(root) if isinstance(n, ast.PVar)}
+        self.reserved: set[str] = set()     # free arrays' names (SEQ-INNER)
 
     def free_reps(self) -> dict:
         return {name: leaf.atom.rep for name, leaf in self.free.items()
@@ -297,6 +440,8 @@ class _Body:
                 return ast.Var(existing)
         if name is None or name in self.params or name in self.root_binders:
             name = atom.name
+        if name in self.reserved or name in self.params:
+            name = self.fresh(f"{atom.name}_p")
         self.params[name] = leaf
         return ast.Var(name)
 
@@ -341,6 +486,10 @@ class _Body:
         if isinstance(e, ast.TupleLit):
             return ast.TupleLit(tuple(self.expr(p, env, root) for p in e.elems),
                                 span=e.span, id=e.id)
+        if isinstance(e, ast.Let) and not is_scalar_type(fl.type_of(e.value)):
+            inner = Env({**env.scope, e.pattern.name: LocalArray(e.value, env)}, env.level,
+                        env.trusted, env.floor)
+            return self.expr(e.body, inner, root)
         if isinstance(e, ast.Let):
             inner = fl._locals(env, [e.pattern])
             if fl.classify(e.body, inner) == "pure":
@@ -353,10 +502,27 @@ class _Body:
             return ast.Project(self.expr(e.expr, env, root), e.index, span=e.span, id=e.id)
         if isinstance(e, ast.Apply):
             return self.apply(e, env, root)
+        if isinstance(e, ast.Loop):
+            form = e.form
+            names = [e.pattern] + ([ast.PVar(form.var)] if isinstance(form, ast.ForRange)
+                                   else [])
+            inner = fl._locals(env, names)
+            init = self.expr(e.init, env, root)
+            if isinstance(form, ast.While):
+                form = ast.While(self.expr(form.cond, inner, root), span=form.span)
+            else:
+                form = ast.ForRange(form.var, self.expr(form.bound, env, root), span=form.span)
+            return ast.Loop(e.pattern, init, form, self.expr(e.body, inner, root),
+                            span=e.span, id=e.id)
         return self.value(fl.construct(e, env))
 
     def apply(self, e: ast.Apply, env: Env, root: bool) -> ast.Expr:
         fl = self.fl
+        if isinstance(e.fn, ast.Var) and e.fn.name in ("reduce", "length") \
+                and fl.lookup(env, e.fn.name) is None:
+            if e.fn.name == "length":
+                return self.length(e.args[0], env, root)
+            return self.sequential_reduce(e, env, root)
         args = [self.expr(a, env, root) for a in e.args]
         fn = e.fn
         if isinstance(fn, ast.OpFunc):
@@ -375,6 +541,100 @@ class _Body:
             return ast.Let(lam.params[0], args[0], body, span=e.span)
         return ast.Let(ast.PTuple(tuple(lam.params)), ast.TupleLit(tuple(args)), body,
                        span=e.span)
+
+    # ------------------------------------------------------------------ SEQ-INNER
+    def fresh(self, base: str) -> str:
+        self.count = getattr(self, "count", 0) + 1
+        name = f"{base}{self.count}"
+        while name in self.root_binders or name in self.params or name in self.free \
+                or name in self.reserved:
+            self.count += 1
+            name = f"{base}{self.count}"
+        return name
+
+    def sequential_reduce(self, e: ast.Apply, env: Env, root: bool) -> ast.Expr:
+        """`reduce op ne a` of an array read element by element: a loop in the scalar
+        function, `loop acc = ne for j < length a do op acc a[j]`."""
+        op, ne, arr = e.args
+        with self.fl.b.rule("SEQ-INNER", e, "a reduction over an array that is the same "
+                            "for every point, inside a map: each point runs it as a loop "
+                            "(work n·m as flattened, no replicated array; depth m per point)"):
+            count = self.length(arr, env, root)
+            acc, j = self.fresh("acc"), self.fresh("j")
+            element = self.element(arr, env, ast.Var(j), root)
+            body = self.combine(op, [ast.Var(acc), element], env, root, e)
+            return ast.Loop(ast.PVar(acc), self.expr(ne, env, root), ast.ForRange(j, count),
+                            body, span=e.span, id=e.id)
+
+    def combine(self, fn: ast.Expr, args: list[ast.Expr], env: Env, root: bool,
+                node: ast.Node) -> ast.Expr:
+        """A scalar function (operator, builtin, lambda) applied to built arguments."""
+        if isinstance(fn, ast.OpFunc):
+            if fn.op in PARTIAL_OPS:
+                self.partial = True
+            return ast.BinOp(fn.op, args[0], args[1], span=node.span)
+        if isinstance(fn, ast.Var) and self.fl.lookup(env, fn.name) is None:
+            return ast.Apply(ast.Var(fn.name, span=fn.span), tuple(args), span=node.span)
+        closure = self.fl._closure(fn, env)
+        assert closure is not None
+        lam = closure.lam
+        inner = Env(self.fl._locals_scope(closure.scope, lam.params), env.level, env.trusted,
+                    env.floor)
+        body = self.expr(lam.body, inner, False)
+        if len(lam.params) == 1:
+            return ast.Let(lam.params[0], args[0], body, span=node.span)
+        return ast.Let(ast.PTuple(tuple(lam.params)), ast.TupleLit(tuple(args)), body,
+                       span=node.span)
+
+    def _parts(self, arr: ast.Expr, env: Env) -> tuple[str, Any, Env]:
+        """What an array read element by element is: ("value", its flat value, env),
+        ("zip" | "map", the call, env), after local names and ascriptions."""
+        while True:
+            if isinstance(arr, ast.Ascribe):
+                arr = arr.expr
+                continue
+            if isinstance(arr, ast.Var):
+                v = self.fl.lookup(env, arr.name)
+                if isinstance(v, LocalArray):
+                    arr, env = v.expr, v.env
+                    continue
+                return "value", v, env
+            return ("zip" if arr.fn.name in ZIPS else "map"), arr, env
+
+    def element(self, arr: ast.Expr, env: Env, j: ast.Expr, root: bool) -> ast.Expr:
+        kind, what, env = self._parts(arr, env)
+        if kind == "value":
+            return self._indexed(what, j)
+        if kind == "zip":
+            return ast.TupleLit(tuple(self.element(a, env, j, root) for a in what.args))
+        items = [self.element(a, env, j, root) for a in what.args[1:]]
+        return self.combine(what.args[0], items, env, root, what)
+
+    def _indexed(self, v: Any, j: ast.Expr) -> ast.Expr:
+        if isinstance(v, TupleVal):
+            return ast.TupleLit(tuple(self._indexed(p, j) for p in v.parts))
+        return ast.Index(self.operand(v, None), j)
+
+    def length(self, arr: ast.Expr, env: Env, root: bool) -> ast.Expr:
+        """The length of an array read element by element (the arrays a `zip` or `map`
+        reads must have one length: checked once, outside the map, as MAP and ZIP do)."""
+        first = self.base(arr, env)
+        while isinstance(first, TupleVal):
+            first = first.parts[0]
+        return ast.Apply(ast.Var("length"), (self.operand(first, None),))
+
+    def base(self, arr: ast.Expr, env: Env) -> Any:
+        """The free array that gives an element-by-element array its length (checking that
+        the others have the same)."""
+        kind, what, env = self._parts(arr, env)
+        if kind == "value":
+            return what
+        arrays = what.args if kind == "zip" else what.args[1:]
+        bases = [self.base(a, env) for a in arrays]
+        if len(bases) > 1:
+            with self.fl.b.at_node(what):
+                self.fl.same_lengths(bases, what, env, "zip" if kind == "zip" else "map")
+        return bases[0]
 
     def infer(self, body: ast.Expr) -> T.Type | None:
         """The type of a body built here from values (no type checker ran on it)."""
@@ -401,4 +661,6 @@ class _Body:
             return T.Tuple(tuple(self.infer(p) for p in body.elems))  # type: ignore[misc]
         if isinstance(body, ast.If):
             return self.infer(body.then)
+        if isinstance(body, (ast.Loop, ast.Let)):
+            return self.infer(body.init if isinstance(body, ast.Loop) else body.body)
         return None
