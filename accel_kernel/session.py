@@ -334,11 +334,26 @@ class Session:
                 for name in ast.pattern_names(form.pattern):
                     let_types[name] = compiled.checked.schemes[name].type
         values.bindings.update(out.interp_bindings(let_types))
+        self._keep_flat(stages[-1].program, out.bindings, values.bindings)
         values.results.extend(out.interp_results(list(compiled.checked.expr_types)))
         if self.target == "numpy":
             values.costs = out.counters      # work and depth, as the interpreter's
             self.last_counters = out.counters
         return values
+
+    def _keep_flat(self, program: Any, flat: dict[str, Any], values: dict[str, Any]) -> None:
+        """Remember the flat value (and representation) of every global let a compiled
+        cell made, next to its interp value: a later cell reads it without converting the
+        interp value back element by element."""
+        for form in program.forms:
+            if form.kind != "let":
+                continue
+            for name, atom in zip(form.names, form.body.result):
+                if name in flat and name in values:
+                    self._flat_values[name] = (values[name], flat[name])
+                    rep = getattr(atom, "rep", None)
+                    if rep is not None:
+                        self._rep_cache[name] = (values[name], rep)
 
     def _flat_globals(self, core: ast.Program) -> dict[str, Any]:
         """The global lets the core program `core` reads, as flat values (each global's

@@ -246,7 +246,7 @@ class Fuser:
         if not shares and not (isinstance(op, (Iota, Replicate)) and group.domain == op.n
                                and group.domain is not None):
             return None, ""
-        if _is_view(stmt) and stmt.op.arr.name not in group.made:
+        if _is_view(stmt) and _viewed(stmt) not in group.made:
             return None, ""                     # a view of an input stays a view (no copy)
         if group.kind == "filter":
             return self._fits_filtered(group, stmt, role, aligned, reads, position, bound_at)
@@ -368,7 +368,14 @@ class Fuser:
 
 
 def _is_view(stmt: Stmt) -> bool:
-    return isinstance(stmt.op, (Reshape, Values))
+    """A statement that only looks at an array another way (another shape, its values, a
+    component of a tuple of arrays): in a kernel only when the kernel makes what it sees."""
+    return isinstance(stmt.op, (Reshape, Values, Project))
+
+
+def _viewed(stmt: Stmt) -> str:
+    op = stmt.op
+    return op.tup.name if isinstance(op, Project) else op.arr.name
 
 
 def _reads_outside(items: list, result: tuple[Atom, ...]) -> dict[str, list[str]]:
