@@ -179,7 +179,7 @@ class Session:
         from .values import format_value
         from .viz.flat_run import FlatRun, interp_costs
         program, checked = self._target_program(target, name)
-        stages = self._pipeline(program, checked, stop_after="flatten")
+        stages = self._pipeline(program, checked, stop_after="flatten", target="numpy")
         env = self._flat_globals(_stage(stages, "regularity").program)
         counters = flat_numpy.Counters(trace=[])
         fields: dict[str, Any] = {"inputs": dict(sorted(env.items())), "stages": stages,
@@ -217,14 +217,16 @@ class Session:
         return [replace(stage, program=_forms_binding(stage.program, entry))
                 for stage in stages]
 
-    def _pipeline(self, program: ast.Program, checked: CheckResult, stop_after: str | None):
+    def _pipeline(self, program: ast.Program, checked: CheckResult, stop_after: str | None,
+                  target: str | None = None):
         from .passes.pipeline import Options, default_passes, run_pipeline
         from dataclasses import replace
         definitions = {n: g.form for n, g in self._globals.items() if isinstance(g.form, ast.Def)}
         # the types of earlier cells too: a pass may inline their defs
         checked = replace(checked, types=ChainMap(checked.types, self._types),
                           instantiations=ChainMap(checked.instantiations, self._instantiations))
-        options = Options(global_reps=self._global_reps())
+        options = Options(global_reps=self._global_reps(),
+                          seq_inner=(target or self.target) != "numpy")
         return run_pipeline(program, checked, self._env(), definitions, self._ids,
                             default_passes(), options=options, stop_after=stop_after)
 
@@ -438,7 +440,8 @@ class Session:
                                                   zip(names, annotations))
                     + f" = {name} {' '.join(names)}")
             compiled = self._compile(text, f"<call of {name}>")
-            stages = self._pipeline(compiled.program, compiled.checked, stop_after=stop_after)
+            stages = self._pipeline(compiled.program, compiled.checked, stop_after=stop_after,
+                                    target="cpu" if stop_after == "fuse" else "numpy")
             self._flat_calls[key] = (stages,
                                      self._flat_globals(_stage(stages, "regularity").program))
         return self._flat_calls[key]

@@ -100,6 +100,10 @@ class Options:
     # the flat representation of each global let's value (the session's values: `[r2]` for a
     # rectangular `[][]` value), so that flatten keeps an earlier cell's regular array regular
     global_reps: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    # SEQ-INNER (flatten): a per-point reduction over an unlifted array is a loop inside the
+    # scalar function. Off for the `numpy` target, whose scalar functions run lane by lane
+    # in Python loops: there the reduction is flattened (replicated) instead
+    seq_inner: bool = True
 
 
 @dataclass

@@ -195,6 +195,8 @@ class ScalarCode:
         where the reduction depends on the point (SEQ-INNER: each point runs its own loop;
         an invariant one is computed once, in parallel, by AVOID)."""
         name, args = e.fn.name, e.args
+        if not self.ctx.options.seq_inner:
+            return None
         if name == "length" and len(args) == 1 and self.inner_array(args[0], env):
             return "pure"
         if name != "reduce" or len(args) != 3 or not self.inner_array(args[2], env) \
