@@ -13,7 +13,7 @@ parameters, all brought to the deepest level among them.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ...ir.flat import Const, FVar, Map, Regular, Scalar, ScalarFn, ScalarRep, TupleRep
@@ -525,24 +525,7 @@ class _Body:
             if e.fn.name == "length":
                 return self.length(e.args[0], env, root)
             return self.sequential_reduce(e, env, root)
-        args = [self.expr(a, env, root) for a in e.args]
-        fn = e.fn
-        if isinstance(fn, ast.OpFunc):
-            if fn.op in PARTIAL_OPS:
-                self.partial = True
-            return ast.BinOp(fn.op, args[0], args[1], span=e.span, id=e.id)
-        if isinstance(fn, ast.Var) and fl.lookup(env, fn.name) is None:
-            return ast.Apply(ast.Var(fn.name, span=fn.span), tuple(args), span=e.span, id=e.id)
-        closure = fl._closure(fn, env)
-        assert closure is not None
-        lam = closure.lam
-        inner = Env(fl._locals_scope(closure.scope, lam.params), env.level, env.trusted,
-                    env.floor)
-        body = self.expr(lam.body, inner, False)
-        if len(lam.params) == 1:
-            return ast.Let(lam.params[0], args[0], body, span=e.span)
-        return ast.Let(ast.PTuple(tuple(lam.params)), ast.TupleLit(tuple(args)), body,
-                       span=e.span)
+        return self.combine(e.fn, [self.expr(a, env, root) for a in e.args], env, root, e)
 
     # ------------------------------------------------------------------ SEQ-INNER
     def fresh(self, base: str) -> str:
@@ -564,7 +547,7 @@ class _Body:
             count = self.length(arr, env, root)
             acc, j = self.fresh("acc"), self.fresh("j")
             element = self.element(arr, env, ast.Var(j), root)
-            body = self.combine(op, [ast.Var(acc), element], env, root, e)
+            body = self.combine(op, [ast.Var(acc), element], env, root, replace(e, id=0))
             return ast.Loop(ast.PVar(acc), self.expr(ne, env, root), ast.ForRange(j, count),
                             body, span=e.span, id=e.id)
 
@@ -574,9 +557,10 @@ class _Body:
         if isinstance(fn, ast.OpFunc):
             if fn.op in PARTIAL_OPS:
                 self.partial = True
-            return ast.BinOp(fn.op, args[0], args[1], span=node.span)
+            return ast.BinOp(fn.op, args[0], args[1], span=node.span, id=node.id)
         if isinstance(fn, ast.Var) and self.fl.lookup(env, fn.name) is None:
-            return ast.Apply(ast.Var(fn.name, span=fn.span), tuple(args), span=node.span)
+            return ast.Apply(ast.Var(fn.name, span=fn.span), tuple(args), span=node.span,
+                             id=node.id)
         closure = self.fl._closure(fn, env)
         assert closure is not None
         lam = closure.lam
@@ -610,7 +594,7 @@ class _Body:
         if kind == "zip":
             return ast.TupleLit(tuple(self.element(a, env, j, root) for a in what.args))
         items = [self.element(a, env, j, root) for a in what.args[1:]]
-        return self.combine(what.args[0], items, env, root, what)
+        return self.combine(what.args[0], items, env, root, replace(what, id=0))
 
     def _indexed(self, v: Any, j: ast.Expr) -> ast.Expr:
         if isinstance(v, TupleVal):
