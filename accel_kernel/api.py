@@ -35,10 +35,12 @@ class Program:
             raise AccelNameError(f"`{name}` is not defined by this program")
         return T.show_scheme(scheme)
 
-    def run(self, entry: str, *args: Any, target: str = "interp") -> Any:
-        """Call the def `entry` with Python arguments; return its value as numpy/awkward."""
+    def run(self, entry: str, *args: Any, target: str = targets.DEFAULT_TARGET) -> Any:
+        """Call the def `entry` with Python arguments on `target` (default `cpu`); return its
+        value as numpy/awkward. A construct the target does not build raises
+        NotImplementedError (target="interp" runs every program)."""
         targets.check_target(target)
-        params, result = self._signature(entry, args)
+        params, result = self._signature(entry, args, target)
         if target in ("numpy", "cpu"):   # numpy and Awkward arrays cross without Python loops
             from .backends.numpy.boundary import flat_from_python, python_from_flat
             flat = [flat_from_python(a, p) for a, p in zip(args, params)]
@@ -53,14 +55,16 @@ class Program:
         with every flat binding's value traced, and work and depth next to the
         interpreter's (`viz.flat_run.FlatRun`: `.text()`, `.dot()`, `.svg()`)."""
         from .backends.numpy.boundary import flat_from_python
-        params, result = self._signature(entry, args)
+        params, result = self._signature(entry, args, "numpy")
         flat = [flat_from_python(a, p) for a, p in zip(args, params)]
         return self._session.flat_call_run(entry, flat, params, result)
 
-    def _signature(self, entry: str, args: tuple) -> tuple[list[T.Type], T.Type]:
+    def _signature(self, entry: str, args: tuple, target: str) -> tuple[list[T.Type], T.Type]:
         """The concrete parameter types and result type of this call of `entry` (checked
-        against the arguments' types; the program is run once, first)."""
+        against the arguments' types; the program is run once, first, on the target of this
+        first call: its global lets keep those values for every later call)."""
         if not self._loaded:
+            self._session.set_target(target)
             self._session.execute(self.source, self.name)
             self._loaded = True
         scheme = self._session.scheme(entry)

@@ -1,6 +1,6 @@
 """The `accel` command line: run programs and install the Jupyter kernel.
 
-    accel run FILE [--target interp|numpy|cpu|cuda] [--json]
+    accel run FILE [--target cpu|interp|numpy|cuda] [--json]     (the default target: cpu)
     accel stages FILE [--entry NAME] [--stage S] [--format text|dot|svg|json]
     accel kernel install [--user|--sys-prefix|--prefix DIR]
 
@@ -25,7 +25,9 @@ def _parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", help="run a program and print its last expression's value")
     run.add_argument("file")
-    run.add_argument("--target", default="interp", choices=sorted(targets.TARGETS))
+    run.add_argument("--target", default=targets.DEFAULT_TARGET, choices=sorted(targets.TARGETS),
+                     help=f"where the program runs (default {targets.DEFAULT_TARGET}; "
+                          "interp, the reference interpreter, runs every program)")
     run.add_argument("--json", action="store_true", help="print the value as JSON")
 
     stages = commands.add_parser("stages", help="show the compilation stages of a program")

@@ -7,6 +7,10 @@ cell changes no global. Definitions are late-bound: redefining `g` makes every d
 checks fails the cell), and the result says which were affected.
 
 The prelude (`prelude.accel`) is loaded into every session as ordinary accel definitions.
+
+Cells run on `self.target`, by default `targets.DEFAULT_TARGET` (`cpu`). Whatever the target,
+the session keeps interp values; a construct the target does not build raises
+NotImplementedError (no fallback to `interp`: see `targets`).
 """
 from __future__ import annotations
 
@@ -86,7 +90,7 @@ class _Compiled:
 
 
 class Session:
-    def __init__(self, target: str = "interp"):
+    def __init__(self, target: str = targets.DEFAULT_TARGET):
         self.cancel = CancelToken()
         self.target = targets.check_target(target)
         self._ids = itertools.count(1)
@@ -106,7 +110,9 @@ class Session:
     # ------------------------------------------------------------------ public API
 
     def set_target(self, name: str) -> None:
-        self.target = targets.check_target(name)
+        targets.check_target(name)
+        targets.check_compiler(name)      # a target chosen explicitly is checked at once
+        self.target = name
 
     def execute(self, code: str, name: str = "cell") -> CellResult:
         """Run one cell. Raises AccelError (and changes nothing) when any part of it fails."""
@@ -314,6 +320,7 @@ class Session:
         from .backends import numpy as flat_numpy
         from .backends.interp.evaluator import CellValues
         from .backends.interp.model import DefFunc
+        targets.check_compiler(self.target)
         started = time.perf_counter()
         stages = self._pipeline(compiled.program, compiled.checked,
                                 stop_after=FLAT_TARGETS[self.target])
@@ -387,6 +394,7 @@ class Session:
         stages, env = self._flat_call_stages(name, args, params, FLAT_TARGETS[target])
         form = stages[-1].program.forms[0]
         if target == "cpu":
+            targets.check_compiler(target)
             from .backends.cpu import driver
             key = ("compiled", id(stages[-1].program))
             if key not in self._flat_calls:

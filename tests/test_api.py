@@ -19,33 +19,53 @@ def prog():
 
 
 def test_regular_in_regular_out(prog):
-    out = prog.run("scale", 2.0, np.array([1.0, 2.5]))
+    out = prog.run("scale", 2.0, np.array([1.0, 2.5]), target="interp")
     assert isinstance(out, np.ndarray) and out.dtype == np.float64
     assert out.tolist() == [2.0, 5.0]
 
 
 def test_generic_def_takes_its_types_from_the_arguments(prog):
-    assert prog.run("twice", np.int32(4)) == 8 and prog.run("twice", np.int32(4)).dtype == np.int32
-    assert prog.run("twice", 1.5) == 3.0
+    assert prog.run("twice", np.int32(4), target="interp") == 8
+    assert prog.run("twice", np.int32(4), target="interp").dtype == np.int32
+    assert prog.run("twice", 1.5, target="interp") == 3.0
 
 
 def test_constrained_type_variables_are_checked(prog):
     """`twice x = x + x` is `num a => a -> a`: an array is not a number."""
     with pytest.raises(acc.AccelTypeError, match="argument 1 of `twice`: `a` must be one of"):
-        prog.run("twice", np.array([1.5, 2.0]))
+        prog.run("twice", np.array([1.5, 2.0]), target="interp")
 
 
 def test_ragged_rows(prog):
     xss = ak.Array([[1, 2, 3], [], [4]])
-    assert prog.run("sum_rows", xss).tolist() == [6, 0, 4]
+    assert prog.run("sum_rows", xss, target="interp").tolist() == [6, 0, 4]
     regular = np.arange(6, dtype=np.int64).reshape(2, 3)
-    assert prog.run("sum_rows", regular).tolist() == [3, 12]
+    assert prog.run("sum_rows", regular, target="interp").tolist() == [3, 12]
 
 
 def test_arrays_of_tuples_come_back_as_awkward(prog):
-    out = prog.run("pairs", 2)
+    out = prog.run("pairs", 2, target="interp")
     assert isinstance(out, ak.Array)
     assert out.tolist() == [(0, 0), (0, 1), (1, 1)]
+
+
+def test_run_defaults_to_cpu_and_gives_the_interpreters_value(monkeypatch):
+    import inspect
+    from accel_kernel.session import Session
+    from accel_kernel.targets import DEFAULT_TARGET
+    assert inspect.signature(acc.Program.run).parameters["target"].default == DEFAULT_TARGET
+    used = []
+    call_flat = Session.call_flat
+
+    def spy(self, name, args, params, target="numpy"):
+        used.append(target)
+        return call_flat(self, name, args, params, target)
+
+    monkeypatch.setattr(Session, "call_flat", spy)
+    sum_sq = acc.compile("def sum_sq (xs: []i64) : i64 = reduce (+) 0 (map (\\x -> x * x) xs)")
+    xs = np.arange(10, dtype=np.int64)
+    assert sum_sq.run("sum_sq", xs) == sum_sq.run("sum_sq", xs, target="interp") == 285
+    assert used == ["cpu"]
 
 
 def test_type_of(prog):
@@ -54,9 +74,9 @@ def test_type_of(prog):
 
 def test_errors(prog):
     with pytest.raises(acc.AccelTypeError, match="argument 1 of `scale`"):
-        prog.run("scale", np.array([1.0]), np.array([1.0]))
+        prog.run("scale", np.array([1.0]), np.array([1.0]), target="interp")
     with pytest.raises(acc.AccelNameError):
-        prog.run("nope", 1)
+        prog.run("nope", 1, target="interp")
     with pytest.raises(NotImplementedError, match="not built yet"):
         prog.run("twice", 1, target="cuda")
     with pytest.raises(acc.AccelSyntaxError):
@@ -86,7 +106,7 @@ def test_stages_of_a_def_by_name_and_views():
     ("pairs", (3,)),
 ])
 def test_the_numpy_target_gives_the_interpreters_values(prog, entry, args):
-    expected = prog.run(entry, *args)
+    expected = prog.run(entry, *args, target="interp")
     got = prog.run(entry, *args, target="numpy")
     assert type(got) is type(expected)
     assert ak.to_list(got) == ak.to_list(expected)

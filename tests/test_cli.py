@@ -14,19 +14,45 @@ def write(tmp_path, text, name="prog.accel"):
 
 def test_run_prints_the_last_value(tmp_path, capsys):
     path = write(tmp_path, "def sq x = x * x\nmap sq [1, 2, 3]\n")
-    assert main(["run", path]) == 0
+    assert main(["run", path, "--target", "interp"]) == 0
     assert capsys.readouterr().out == "[1, 4, 9]\n"
+
+
+def test_run_uses_cpu_by_default_and_prints_the_interpreters_value(tmp_path, capsys,
+                                                                    monkeypatch):
+    from accel_kernel.session import Session
+    used = []
+    execute = Session.execute
+
+    def spy(self, code, name="cell"):
+        used.append(self.target)
+        return execute(self, code, name)
+
+    monkeypatch.setattr(Session, "execute", spy)
+    path = write(tmp_path, "def sq x = x * x\nmap sq [1, 2, 3]\n")
+    assert main(["run", path]) == 0
+    assert main(["run", path, "--target", "interp"]) == 0
+    assert capsys.readouterr().out == "[1, 4, 9]\n" * 2
+    assert used == ["cpu", "interp"]
+
+
+def test_a_construct_the_default_target_does_not_build_exits_2(tmp_path, capsys):
+    path = write(tmp_path, "map (\\r -> transpose r) [[[1, 2], [3, 4]]]\n")
+    assert main(["run", path]) == 2
+    err = capsys.readouterr().err
+    assert "transpose" in err and "(target cpu; --target interp runs it)" in err
+    assert main(["run", path, "--target", "interp"]) == 0      # no silent fallback above
 
 
 def test_run_json(tmp_path, capsys):
     path = write(tmp_path, "([1, 2], true, 1.5)\n")
-    assert main(["run", path, "--json"]) == 0
+    assert main(["run", path, "--json", "--target", "interp"]) == 0
     assert json.loads(capsys.readouterr().out) == [[1, 2], True, 1.5]
 
 
 def test_error_format(tmp_path, capsys):
     path = write(tmp_path, "let xs = [1, 2, 3]\nxs[7]\n")
-    assert main(["run", path]) == 1
+    assert main(["run", path, "--target", "interp"]) == 1
     err = capsys.readouterr().err.splitlines()
     assert err[0].startswith(f"error: IndexError at {path}:2:1: ")
     assert err[1] == "xs[7]"

@@ -40,7 +40,7 @@ def code_cells(path: Path) -> list[str]:
 @pytest.mark.parametrize("target", COMPILED)
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_notebook_cells_agree_with_the_interpreter(path: Path, target: str):
-    reference, compiled = Session(), Session(target=target)
+    reference, compiled = Session(target="interp"), Session(target=target)
     cells = [c for c in code_cells(path) if c.strip()]
     assert cells, f"{path.name} has no accel code"
     for k, code in enumerate(cells):

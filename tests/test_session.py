@@ -8,7 +8,7 @@ from accel_kernel import AccelError, Interrupted, Session
 
 @pytest.fixture
 def session():
-    return Session()
+    return Session(target="interp")
 
 
 def test_globals_persist_across_cells(session):
@@ -110,3 +110,25 @@ def test_unbuilt_target_says_so(session):
     with pytest.raises(ValueError, match="unknown target"):
         session.set_target("tpu")
     assert session.target == "interp"
+
+
+def test_a_fresh_session_runs_on_cpu_and_gives_the_interpreters_values():
+    from accel_kernel.targets import DEFAULT_TARGET
+    fresh = Session()
+    assert fresh.target == DEFAULT_TARGET == "cpu"
+    code = "let xss = [[1, 2], [3], []]\nmap (\\r -> reduce (+) 0 r) xss"
+    result = fresh.execute(code, "cell[1]")
+    assert "compile" in result.timings                   # compiled, not interpreted
+    assert result.text == Session(target="interp").execute(code, "cell[1]").text == "[3, 3, 0]"
+
+
+def test_without_numba_the_cpu_target_says_so_and_does_not_fall_back(monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "numba", None)       # `import numba` fails
+    fresh = Session()                                      # starts all the same
+    with pytest.raises(NotImplementedError, match="target 'cpu' .* needs numba"):
+        fresh.execute("1 + 1", "cell[1]")
+    with pytest.raises(NotImplementedError, match="needs numba"):
+        fresh.set_target("cpu")
+    fresh.set_target("interp")
+    assert fresh.execute("1 + 1", "cell[2]").text == "2"

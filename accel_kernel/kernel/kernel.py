@@ -29,6 +29,7 @@ import comm
 from ipykernel.kernelbase import Kernel
 
 from ..lang.errors import AccelError
+from ..targets import DEFAULT_TARGET
 from . import display, magics
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_']*")
@@ -106,6 +107,7 @@ class AccelKernel(Kernel):
         "codemirror_mode": "haskell",
     }
     banner = (f"accel {_accel_version}: a nested data-parallel array language.\n"
+              f"Cells run on the target {DEFAULT_TARGET} by default; %target lists the others.\n"
               "%help lists the meta-commands; Tab completes; Shift-Tab shows a type.")
     help_links: list[dict[str, str]] = []
 
@@ -189,7 +191,12 @@ class AccelKernel(Kernel):
                     for index, bundle in enumerate(out.displays):
                         self.display_data(bundle, out.metadata_of(index))
                 continue
-            result = self.accel.execute(segment.padded_code(), name=name)
+            try:
+                result = self.accel.execute(segment.padded_code(), name=name)
+            except NotImplementedError as err:     # a construct this target does not build
+                target = self.accel.target
+                raise NotImplementedError(f"{err} (target {target}; `%target interp` runs it)"
+                                          if target != "interp" else str(err)) from None
             if silent:
                 continue
             for note in result.notes:

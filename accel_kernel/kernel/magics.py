@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import targets
 from . import display
 
 
@@ -177,7 +178,8 @@ def _target(ctx: MagicContext, args: str) -> MagicOutput:
     if len(words) > 1:
         raise MagicError(f"%target takes at most one name\n{MAGICS['target'].usage}")
     if not words:
-        return MagicOutput(stdout=[f"target: {ctx.session.target}\n"])
+        return MagicOutput(stdout=[f"target: {ctx.session.target}\n"
+                                   f"{targets.describe(ctx.session.target)}\n"])
     try:
         ctx.session.set_target(words[0])
     except ValueError as err:   # an unknown name; NotImplementedError (not built) goes up
@@ -351,8 +353,9 @@ MAGICS: dict[str, Magic] = {m.name: m for m in [
     Magic("who", "%who", "table of your globals: name, kind, type", _who),
     Magic("reset", "%reset", "forget every global you defined (the library stays)", _reset),
     Magic("help", "%help", "this list and a reminder of the language", _help),
-    Magic("target", "%target [interp|numpy|cpu|cuda]",
-          "show the back end cells run on, or choose one", _target),
+    Magic("target", f"%target [{'|'.join(targets.TARGETS)}]",
+          f"show the targets and the current one (default {targets.DEFAULT_TARGET}), or "
+          "choose one", _target),
     Magic("time", "%time EXPR", "evaluate EXPR and show its value and check/run times", _time),
     Magic("stages", "%stages [NAME|EXPR]",
           "all stages of a def or EXPR, one tab each", _stages, _stage_details),
@@ -387,6 +390,8 @@ def help_text() -> str:
     for magic in MAGICS.values():
         lines.append(f"  {magic.usage.ljust(width)}  {magic.summary}")
     lines.append("each takes -h for its usage")
+    lines.append(f"cells run on the target {targets.DEFAULT_TARGET} by default; "
+                 "`%target interp` runs the reference interpreter, which runs every program")
     return "\n".join(lines) + "\n\n" + _LANGUAGE_REMINDER + "\n"
 
 

@@ -96,7 +96,7 @@ def run(stmts, result, globals=None, counters: Counters | None = None, trace: bo
 
 def interp(code: str):
     """The interpreter's value of the last expression of `code`."""
-    return Session().execute(code).value
+    return Session(target="interp").execute(code).value
 
 
 def segs(rows) -> Segs:

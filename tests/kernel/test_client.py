@@ -23,6 +23,10 @@ def kc(km):
     client = km.client()
     client.start_channels()
     client.wait_for_ready(timeout=TIMEOUT)
+    # these tests are about the protocol: the interpreter, which compiles nothing, runs them
+    # (and stops at an interrupt between any two steps); silent, so no cell is counted
+    msg_id = client.execute("%target interp", silent=True)
+    assert reply_to(client, msg_id)["content"]["status"] == "ok"
     yield client
     client.stop_channels()
 

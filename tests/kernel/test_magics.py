@@ -12,7 +12,7 @@ from accel_kernel.session import Session
 
 @pytest.fixture
 def ctx() -> MagicContext:
-    return MagicContext(Session(), cell_name="cell[1]")
+    return MagicContext(Session(target="interp"), cell_name="cell[1]")
 
 
 def run(line: str, ctx: MagicContext) -> magics.MagicOutput:
@@ -84,10 +84,24 @@ def test_help_lists_every_magic(ctx):
     for name in ["%who", "%reset", "%help", "%target", "%time", "%stages", "%%python"]:
         assert name in text
     assert "accel" in text
+    assert "cells run on the target cpu by default" in text
+
+
+def test_target_without_a_name_shows_the_current_one_and_every_target(ctx):
+    (text,) = run("%target", ctx).stdout
+    lines = text.splitlines()
+    assert lines[0] == "target: interp"
+    assert [line.split()[1] for line in lines if line.startswith(" * ")] == ["interp"]
+    for name in ("interp", "numpy", "cpu", "cuda"):
+        assert any(line[3:].startswith(name) for line in lines[1:]), name
+    assert any("cpu" in line and "(default)" in line for line in lines)
+    assert any("cuda" in line and "not built yet" in line for line in lines)
+    fresh = MagicContext(Session(), cell_name="cell[1]")
+    assert run("%target", fresh).stdout[0].startswith("target: cpu\n")
 
 
 def test_target_show_and_set(ctx):
-    assert run("%target", ctx).stdout == ["target: interp\n"]
+    assert run("%target", ctx).stdout[0].startswith("target: interp\n")
     assert run("%target interp", ctx).stdout == ["target: interp\n"]
     assert run("%target numpy", ctx).stdout == ["target: numpy\n"]
     assert ctx.session.target == "numpy"

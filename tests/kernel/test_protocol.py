@@ -55,6 +55,9 @@ class AccelKernelTests(jkt.KernelTests):
     @classmethod
     def setUpClass(cls) -> None:
         cls.km, cls.kc = start_new_kernel(kernel_name=cls.kernel_name)
+        # the protocol, not a target, is tested here: the interpreter compiles nothing
+        reply = cls.kc.execute_interactive("%target interp", silent=True, timeout=30)
+        assert reply["content"]["status"] == "ok"
         reply = cls.kc.execute_interactive("def proto_square x = x * x", timeout=30)
         assert reply["content"]["status"] == "ok"
 
@@ -91,7 +94,24 @@ class RecordingKernel(AccelKernel):
 
 @pytest.fixture
 def kernel() -> RecordingKernel:
-    return RecordingKernel()
+    recording = RecordingKernel()
+    recording.accel.set_target("interp")     # the translation is tested, not a target
+    return recording
+
+
+def test_a_fresh_kernel_runs_on_cpu_and_gives_the_interpreters_values():
+    fresh = RecordingKernel()
+    assert fresh.accel.target == "cpu" and "cpu by default" in fresh.banner
+    assert fresh.run("%target")["status"] == "ok"
+    (_, shown), = fresh.sent
+    assert shown["text"].startswith("target: cpu\n") and "* cpu" in shown["text"]
+    code = "let xss = [[1, 2], [3], []]\nmap (\\r -> reduce (+) 0 r) xss"
+    values = []
+    for target in ("cpu", "interp"):
+        fresh.run(f"%target {target}")
+        assert fresh.run(code)["status"] == "ok"
+        values.append(next(c for t, c in fresh.sent if t == "execute_result")["data"])
+    assert values[0] == values[1] and values[0]["text/plain"] == "[3, 3, 0]"
 
 
 def test_execute_sends_result_and_reply(kernel):
@@ -152,6 +172,16 @@ def test_a_construct_the_numpy_target_does_not_run_yet_is_reported(kernel):
     assert all("Traceback" not in line for line in reply["traceback"])
     assert kernel.run("ok")["status"] == "ok"
     assert kernel.run("t")["status"] == "error"         # the failed cell bound nothing
+
+
+def test_the_default_target_reports_what_it_does_not_build_and_does_not_fall_back():
+    fresh = RecordingKernel()                         # on cpu, the default
+    code = "map (\\r -> transpose r) [[[1, 2], [3, 4]]]"
+    reply = fresh.run(code)
+    assert reply["ename"] == "NotImplementedError" and "transpose" in reply["evalue"]
+    assert "target cpu; `%target interp` runs it" in reply["evalue"]
+    fresh.run("%target interp")
+    assert fresh.run(code)["status"] == "ok"
 
 
 def test_notes_go_to_stdout(kernel):

@@ -53,7 +53,7 @@ class FakeRegularity:
 @pytest.fixture
 def ctx(monkeypatch) -> MagicContext:
     monkeypatch.setattr(pipeline, "default_passes", lambda: [FakeRegularity()])
-    session = Session()
+    session = Session(target="interp")
     session.execute(SMALL_DEF, name="cell[1]")
     return MagicContext(session, cell_name="cell[2]", line=1)
 
@@ -142,7 +142,7 @@ def test_bad_arguments(ctx):
         run("%show nope rowsums", ctx)
     with pytest.raises(NotImplementedError, match="not available yet"):
         run("%step codegen rowsums", ctx)
-    empty = MagicContext(Session(), "cell[1]")
+    empty = MagicContext(Session(target="interp"), "cell[1]")
     with pytest.raises(MagicError, match="needs a def's name"):
         run("%stages", empty)
 

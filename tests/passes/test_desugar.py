@@ -34,7 +34,7 @@ PROGRAMS = sorted((Path(__file__).resolve().parents[1] / "programs").glob("*.acc
 def desugar(text: str, session: Session | None = None, name: str = "t",
             options: Options = Options()) -> Stage:
     """The `desugar` stage of a program, as the session's pipeline runs it."""
-    session = session or Session()
+    session = session or Session(target="interp")
     program = parse_program(Source(name, text), session._ids)
     env = session._env()
     checked = check_program(program, env)
@@ -52,7 +52,7 @@ def printed(text: str, **kwargs) -> str:
 def outcome(text: str, name: str = "t") -> tuple:
     """("value", text) or ("error", kind) of running `text` in a fresh session."""
     try:
-        return ("value", Session().execute(text, name).text)
+        return ("value", Session(target="interp").execute(text, name).text)
     except AccelError as err:
         return ("error", err.kind)
 
@@ -86,7 +86,7 @@ def rules(stage: Stage) -> list[str]:
 @pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
 def test_example_program_gives_the_same_result_desugared(path: Path):
     text = path.read_text(encoding="utf-8")
-    session = Session()
+    session = Session(target="interp")
     try:
         stage = desugar(text, session, name=path.name)
     except AccelError as err:
@@ -99,7 +99,7 @@ def test_example_program_gives_the_same_result_desugared(path: Path):
     assert outcome(out, "desugared") == original, out
     if original[0] == "error":
         # Run directly, the desugared AST keeps the source spans: same kind, same place.
-        expected = error_location(lambda: Session().execute(text, path.name))
+        expected = error_location(lambda: Session(target="interp").execute(text, path.name))
         assert error_location(lambda: run_stage(session, stage)) == expected, out
 
 
@@ -212,9 +212,9 @@ def test_comprehension_starting_with_a_guard():
 
 def test_comprehension_error_keeps_kind_and_position():
     text = "[x | x <- [1..3], y <- iota (x - 2)]"
-    session = Session()
+    session = Session(target="interp")
     stage = desugar(text, session)
-    expected = error_location(lambda: Session().execute(text, "t"))
+    expected = error_location(lambda: Session(target="interp").execute(text, "t"))
     assert expected == ("SizeError", 1, 24)
     assert error_location(lambda: run_stage(session, stage)) == expected
 
@@ -306,7 +306,7 @@ def test_partial_application_and_sized_parameters():
 
 def test_sized_result_annotation_is_still_checked():
     text = "def f (xs: []i64) : [3]i64 = xs\nf [1, 2]"
-    session = Session()
+    session = Session(target="interp")
     stage = desugar(text, session)
     assert error_location(lambda: run_stage(session, stage)) == ("SizeError", 1, 21)
 
@@ -333,7 +333,7 @@ def test_inlining_can_be_turned_off():
 
 
 def test_def_of_an_earlier_cell_is_inlined_late_bound():
-    session = Session()
+    session = Session(target="interp")
     session.execute("def g x = x + 1\ndef h x = g x * 2", "c1")
     text = "def g x = x * 10\nh 2"
     stage = desugar(text, session)
@@ -344,7 +344,7 @@ def test_def_of_an_earlier_cell_is_inlined_late_bound():
 def test_comprehension_in_a_def_of_an_earlier_cell():
     # The pass gets no types for an earlier cell's nodes: a `let` of unknown type is bound
     # again in each later lambda, which is right for any type (a function here).
-    session = Session()
+    session = Session(target="interp")
     session.execute("def g n = [f 3 | x <- [1..n], let f = \\y -> x * y, let z = x + 1, "
                     "z > 2]", "c1")
     stage = desugar("g 3", session)
@@ -374,7 +374,7 @@ def test_redefined_library_function_keeps_the_form():
 
 def test_nothing_to_desugar_gives_an_equal_program_and_no_steps():
     text = "let xs = [1, 2]\nmap (\\x -> x + 1) xs"
-    session = Session()
+    session = Session(target="interp")
     program = parse_program(Source("t", text), session._ids)
     checked = check_program(program, session._env())
     stages = run_pipeline(program, checked, session._env(), {}, session._ids, [DESUGAR])
@@ -434,8 +434,8 @@ def _comprehension(draw) -> str:
     return f"[{body} | {', '.join(first)}]"
 
 
-_ORIGINAL = Session()
-_DESUGARED = Session()
+_ORIGINAL = Session(target="interp")
+_DESUGARED = Session(target="interp")
 
 
 def _run(session: Session, text: str) -> tuple:

@@ -96,13 +96,13 @@ def outcome(run, text: str):
 
 
 def same_as_interp(text: str) -> None:
-    expected = outcome(lambda src: Session().execute(src, "test.accel").text, text)
+    expected = outcome(lambda src: Session(target="interp").execute(src, "test.accel").text, text)
     assert outcome(on_numpy, text) == expected
 
 
 def call_def(text: str, name: str, *args):
     """`name` of `text` called on interpreter values: (numpy result, interp result)."""
-    session = Session()
+    session = Session(target="interp")
     session.execute(text, "test.accel")
     expected = session.call(name, list(args))
     stage = Session().program_stages(text, "test.accel", stop_after="flatten")[-1]
@@ -506,7 +506,7 @@ def test_the_generic_views_dispatch_to_the_flat_ones():
 
 def test_step_walks_the_flattening_rule_by_rule():
     from accel_kernel.kernel.magics import MagicContext, parse_magic, run_magic
-    session = Session()
+    session = Session(target="interp")
     session.execute("def rowsums (xss: [][]i64) : []i64 = map (\\xs -> reduce (+) 0 xs) xss")
     ctx = MagicContext(session, cell_name="cell[2]", line=1)
     out = run_magic(parse_magic("%step flatten rowsums"), ctx)

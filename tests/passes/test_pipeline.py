@@ -58,7 +58,7 @@ def test_a_program_with_nothing_to_desugar_is_unchanged():
 
 
 def test_stages_of_a_session_global_and_of_an_expression():
-    session = Session()
+    session = Session(target="interp")
     session.execute("def double (xs: []i64) : []i64 = map (\\x -> 2 * x) xs\nlet ys = [1, 2]")
     by_name = session.stages("double")
     assert [s.name for s in by_name] == list(stage_names())

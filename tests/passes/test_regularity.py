@@ -234,7 +234,7 @@ def test_str_of_the_triple():
 
 @pytest.fixture(scope="module")
 def session():
-    return Session()
+    return Session(target="interp")
 
 
 @pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)

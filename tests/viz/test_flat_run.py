@@ -19,7 +19,7 @@ from accel_kernel.viz.graphs import stage_dot
 
 @pytest.fixture
 def session():
-    s = Session()
+    s = Session(target="interp")
     s.execute("let xss = [[1, 2, 3], [], [4, 5]]\nlet m = [[1, 2, 3], [4, 5, 6]]\n"
               "def rowsums (rows: [][]i64) : []i64 = map (\\r -> reduce (+) 0 r) rows")
     return s

@@ -82,7 +82,7 @@ def fake_passes(monkeypatch):
 
 
 def stages_of(code: str, target: str) -> list[pipeline.Stage]:
-    session = Session()
+    session = Session(target="interp")
     session.execute(code, name="cell[1]")
     return session.stages(target)
 
@@ -254,7 +254,7 @@ def test_a_new_stage_only_needs_a_colouring(fake_passes, monkeypatch):
 
 
 def test_unchanged_stage_says_so():
-    session = Session()
+    session = Session(target="interp")
     program = parse_program(Source("cell[1]", "1 + 2"), session._ids)
     from accel_kernel.lang.typecheck import check_program
     checked = check_program(program, session._env())
@@ -273,7 +273,7 @@ def test_every_example_program_gives_dot(fake_passes):
     for path in sorted(Path(__file__).parents[1].joinpath("programs").glob("*.accel")):
         if path.name.startswith("error_"):
             continue
-        session = Session()
+        session = Session(target="interp")
         try:
             stages = session.program_stages(path.read_text(), path.name)
         except AccelError:
@@ -323,7 +323,7 @@ def test_no_renderer_gives_text_and_hint(fake_passes, monkeypatch):
 def test_forms_are_stacked_and_library_names_are_text(fake_passes):
     code = ("def lo (xs: []f64) : f64 = reduce min highest xs\n"
             "def hi (xs: []f64) : f64 = reduce max lowest xs\n")
-    session = Session()
+    session = Session(target="interp")
     stages = session.program_stages(code, "two.accel")
     dot = stage_dot(stages[1])
     assert "g_highest" not in dot and "reduce min highest xs" in dot
