@@ -10,6 +10,7 @@ import pytest
 
 from accel_kernel.backends.cpu import driver
 from accel_kernel.backends.cpu.codegen import generate
+from accel_kernel.ir.flat_printer import print_stmt
 from accel_kernel.kernel.magics import MagicContext, parse_magic, run_magic
 from accel_kernel.lang.errors import AccelError
 from accel_kernel.session import Session
@@ -65,6 +66,39 @@ def test_division_by_zero_in_a_kernel_has_the_interpreters_kind_and_position():
             Session(target=target).execute(text, "t.accel")
         outcomes.append((info.value.kind, info.value.span.location()))
     assert outcomes[0] == outcomes[1] == ("DivisionByZero", "t.accel:2:12")
+
+
+def test_a_fused_map_over_arrays_of_different_lengths_reads_nothing_past_their_ends():
+    """The second map joins the first one's kernel, ahead of the flattener's length check:
+    the kernel checks its inputs' lengths, does not run, and the host's check raises the
+    interpreter's error."""
+    text = ("def f (xs: []f64) (ys: []f64) : []f64 =\n"
+            "  let a = map (\\x -> x * 2.0) xs\n"
+            "  in map2 (\\p q -> p + q) a ys\n"
+            "f (map f64 (iota 1000)) (map f64 (iota 10))\n")
+    outcomes = []
+    for target in ("interp", "cpu"):
+        with pytest.raises(AccelError) as info:
+            Session(target=target).execute(text, "t.accel")
+        outcomes.append((info.value.kind, info.value.span.location()))
+    assert outcomes[0] == outcomes[1] and outcomes[0][0] == "SizeError"
+    module = module_of(text.rsplit("\n", 2)[0])
+    (kernel,) = [k for k in module.kernels.values() if k.kind == "map"]
+    host = python_ast.unparse(function(module.source, kernel.name + "_host"))
+    assert ".size != n" in host
+
+
+def test_mandelbrot_and_nbody_are_one_kernel_each_with_their_loops_inside():
+    from benchmarks.workloads import MANDELBROT, NBODY
+    for source, entry in ((MANDELBROT, "mandelbrot"), (NBODY, "nbody")):
+        stages = Session().program_stages(source, "t.accel", entry, stop_after="fuse")
+        kernels = [s for s in stages[-1].program.forms[-1].body.stmts
+                   if type(s.op).__name__ == "Kernel"]
+        heavy = [k for k in kernels
+                 if any(" loop " in print_stmt(st)[0] for st in k.op.body.stmts)]
+        assert len(heavy) == 1, entry           # the loop is inside a scalar function
+        assert not any(type(s.op).__name__ == "Loop"
+                       for s in stages[-1].program.forms[-1].body.stmts), entry
 
 
 def test_a_rerun_cell_is_not_compiled_again():

@@ -319,15 +319,18 @@ class _KernelWriter:
         lines += self.size_checks()
         size = self.size_expr(kind, aligned)
         lines.append(f"    n = {size}")
-        if kind in ("map", "redomap", "scan", "filter"):
-            lines += self.length_checks(aligned)
         lines.append("    chunks = min(n, CHUNKS_PER_THREAD * numba.get_num_threads())")
         if kind == "rows":
             red = next(s for s in self.body if isinstance(s.op, F.Reduce))
             lines.append(f"    width = {self.width_expr(red.op.arr, aligned)}")
         args = self.host_args()
         lines.append(f"    err = np.zeros({ERR_LENGTH}, np.int64)")
+        checks = self.length_checks(aligned) if kind in ("map", "redomap", "scan",
+                                                           "filter") else []
+        lines += checks
         if kind == "filter" and any(not _is_scalar_result(t, reductions) for t in outputs):
+            if checks:
+                lines += ["    if err[0]:", "        return None, err"]
             lines += self.host_filter(args, outputs, reductions)
             return lines
         for t in outputs:
@@ -343,6 +346,11 @@ class _KernelWriter:
         call = f"{self.name}({sizes}, {', '.join(args + flat_outs + ['err'])})"
         scalars = [t for t in outputs if kind in ("redomap", "filter")
                    and _is_scalar_result(t, reductions)]
+        if checks:      # the outputs, unwritten: their lengths are known, their values not
+            unwritten = [f"{DTYPES[_elem(t.rep)]}(0)" if t in scalars
+                         else "out_" + python_name(t.name) for t in outputs]
+            lines += ["    if err[0]:",
+                      f"        return ({', '.join(unwritten)}{',' if len(unwritten) == 1 else ''}), err"]
         return lines + _call_and_return(call, outputs, scalars)
 
     def host_filter(self, args: list[str], outputs: list[F.FVar],
@@ -374,13 +382,19 @@ class _KernelWriter:
         if kind == "rows":
             red = next(s for s in self.body if isinstance(s.op, F.Reduce))
             return self.rows_expr(red.op.arr)
+        domain = self.domain()
+        if domain is not None:                  # the kernel's own iota or replicate
+            return domain
         for v in self.inputs:
             if v.name in aligned:
                 return self.leaf_size(v)
+        raise NotImplementedError("cpu: a kernel whose size is not known is not built yet")
+
+    def domain(self) -> str | None:
         for s in self.body:
             if isinstance(s.op, (F.Iota, F.Replicate)):
                 return _atom_code(s.op.n)
-        raise NotImplementedError("cpu: a kernel whose size is not known is not built yet")
+        return None
 
     def leaf_size(self, v: F.FVar) -> str:
         """The number of elements of an input (of its first leaf: a tuple's parts have one
@@ -400,7 +414,8 @@ class _KernelWriter:
         own checks, which raise the interpreter's error; the kernel's SizeError is raised
         only if something reads its outputs first."""
         out: list[str] = []
-        for v in [v for v in self.inputs if v.name in aligned][1:]:   # the first gives n
+        read = [v for v in self.inputs if v.name in aligned]
+        for v in read if self.domain() is not None else read[1:]:    # else the first gives n
             reader = next((s for s in self.body if v.name in
                            {a.name for a in _reads(s.op)}), None)
             what = "map" if reader is None or isinstance(reader.op, F.Map) \
@@ -409,9 +424,8 @@ class _KernelWriter:
                                            reader.span if reader is not None else None)
             self.module.errors.deferred.add(code)
             size = self.leaf_size(v)
-            out += [f"    if {size} != n:", f"        err = np.zeros({ERR_LENGTH}, np.int64)",
-                    f"        err[0], err[1], err[2] = {code}, {size}, n",
-                    "        return None, err"]
+            out += [f"    if {size} != n and not err[0]:",
+                    f"        err[0], err[1], err[2] = {code}, {size}, n"]
         return out
 
     def size_checks(self) -> list[str]:

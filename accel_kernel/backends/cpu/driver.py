@@ -77,8 +77,10 @@ def compile_program(program: F.FlatProgram, memory: Memory | None = None) -> Com
 @dataclass(frozen=True)
 class _Unrun:
     """An output of a kernel that did not run because its inputs differ in length (a
-    deferred error, codegen's `length_checks`): reading it raises `error`."""
+    deferred error, codegen's `length_checks`): its length is known (`buffer`, unwritten;
+    None for compacted outputs), reading its values raises `error`."""
     error: Exception
+    buffer: Any = None
 
 
 def _executor(compiled: Compiled) -> type:
@@ -92,11 +94,17 @@ def _executor(compiled: Compiled) -> type:
             return value
 
         def _bind_targets(self, stmt: F.Stmt, value: Any) -> Any:
-            if isinstance(value, _Unrun):
-                for target in stmt.targets:
-                    self.env[target.name] = value
+            if isinstance(value, tuple) and value and isinstance(value[0], _Unrun):
+                for target, part in zip(stmt.targets, value):
+                    self.env[target.name] = part
                 return ()
             return super()._bind_targets(stmt, value)
+
+        def _length(self, stmt: F.Stmt, op: F.Length) -> Any:
+            value = self.env[op.arr.name] if isinstance(op.arr, F.FVar) else None
+            if isinstance(value, _Unrun) and value.buffer is not None:
+                return np.int64(len(value.buffer))      # the flattener's length checks
+            return super()._length(stmt, op)
 
         def _kernel(self, stmt: F.Stmt, op: F.Kernel) -> Any:
             kernel = compiled.code.kernels[stmt.id]
@@ -109,7 +117,10 @@ def _executor(compiled: Compiled) -> type:
                 compiled.compile_seconds += \
                     _compile_time(compiled.module, kernel.name) - before
             if err is not None and int(err[0]) in compiled.code.errors.deferred:
-                return _Unrun(compiled.code.errors.error(err))
+                error = compiled.code.errors.error(err)
+                buffers = values if values is not None else [None] * len(stmt.targets)
+                return tuple(_Unrun(error, b if isinstance(b, np.ndarray) else None)
+                             for b in buffers)
             if err is not None:
                 compiled.code.errors.raise_if_failed(err)
             return values[0] if len(values) == 1 else tuple(values)
