@@ -211,7 +211,7 @@ class Fuser:
                 continue
             group.stmts.append(stmt)
             group.made |= {t.name for t in stmt.targets}
-            if role == ELEMENT or isinstance(stmt.op, Filter):
+            if role == ELEMENT or isinstance(stmt.op, (Filter, SegmentIds, SegmentIota)):
                 group.aligned |= {t.name for t in stmt.targets} | set(aligned)
             else:
                 group.aligned |= set(aligned)

@@ -611,13 +611,16 @@ class _Body:
                 code = self.k.module.errors.code(
                     "IndexError", "index {0} out of bounds for array of length {1}", s.span)
                 at = f"at_{local}"
+                # one unsigned comparison (a negative index is a huge one); the element is
+                # read only on the in-bounds path (an empty array is never read)
                 out += [f"{indent}{at} = numba.intp({ix})",
-                        f"{indent}if {at} < 0 or {at} >= len({arr}):",
+                        f"{indent}if numba.uint64({at}) < numba.uint64(len({arr})):",
+                        f"{indent}    {local} = {arr}[{at}]",
+                        f"{indent}else:",
                         f"{indent}    err[1] = {at}",
                         f"{indent}    err[2] = len({arr})",
                         f"{indent}    err[0] = {code}",
-                        f"{indent}    {at} = 0",
-                        f"{indent}{local} = {arr}[{at}] if len({arr}) else {arr}.dtype.type(0)"]
+                        f"{indent}    {local} = {arr}.dtype.type(0)"]
             elif isinstance(op, F.Iota):
                 out.append(f"{indent}{local} = {DTYPES[_elem(t.rep)]}({index})")
             elif isinstance(op, F.Replicate):
