@@ -15,7 +15,9 @@ For each workload of benchmarks/workloads.py, each baseline and each accel targe
   for touching fresh memory: a virtual machine's first use of a page is slow);
 - median: the median of N more calls on the real inputs: the compiled code (fewer, at
   least one, once a variant's calls have taken `--budget` seconds: the `numpy` target's
-  triples, lines and n-body take 10 to 40 s a call at scale 1).
+  triples, lines and n-body take 10 to 40 s a call at scale 1). The N calls are made in
+  rounds, every variant once a round, so the drift of a virtual machine's memory speed over
+  minutes falls on all of them alike.
 
 The ratio is the median over hand-written numba's. numba's output is also the one every other
 variant must agree with (`workloads.check` on `Workload.canonical` outputs).
@@ -79,18 +81,27 @@ def _time(action: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - started, value
 
 
-def measure(workload: W.Workload, size: str, variant: Variant, repeat: int,
-            budget: float) -> tuple[Timing, Any]:
-    """The timings of one variant and the canonical output of its first real call. The
-    repeated calls stop early (after at least one) once they have taken `budget` seconds."""
+def first_calls(workload: W.Workload, size: str, variant: Variant) -> tuple[Timing, Any]:
+    """The compiling call and the first real call of one variant, and the canonical output
+    of that first call."""
     compile_s, _ = _time(variant.tiny)
     first_s, value = _time(variant.call)
-    value = workload.canonical(value)
-    samples: list[float] = []
-    while len(samples) < repeat and (not samples or sum(samples) < budget):
-        samples.append(_time(variant.call)[0])
-    return Timing(workload.name, size, variant.name, compile_s, compile_s + first_s,
-                  statistics.median(samples), calls=len(samples)), value
+    return (Timing(workload.name, size, variant.name, compile_s, compile_s + first_s),
+            workload.canonical(value))
+
+
+def interleaved(found: list[tuple[Variant, Timing]], repeat: int, budget: float) -> None:
+    """`repeat` rounds, each calling every variant once in turn (a variant stops, after at
+    least one call, once its calls have taken `budget` seconds): the machine's drift (this
+    virtual machine's memory bandwidth moves by 2x over minutes) falls on every variant
+    alike. Sets each timing's median and call count."""
+    samples: list[list[float]] = [[] for _ in found]
+    for _ in range(repeat):
+        for (variant, _timing), mine in zip(found, samples):
+            if not mine or sum(mine) < budget:
+                mine.append(_time(variant.call)[0])
+    for (_variant, timing), mine in zip(found, samples):
+        timing.median, timing.calls = statistics.median(mine), len(mine)
 
 
 def variants(workload: W.Workload, inputs: W.Inputs, tiny: W.Inputs,
@@ -117,10 +128,11 @@ def run_workload(workload: W.Workload, scale: float, targets: list[str], repeat:
                  budget: float) -> list[Timing]:
     inputs, tiny = workload.make_inputs(scale), workload.make_inputs(TINY)
     rows: list[Timing] = []
-    reference = base = None
+    timed: list[tuple[Variant, Timing]] = []
+    reference = None
     for variant in variants(workload, inputs, tiny, targets):
         try:
-            timing, value = measure(workload, inputs.size, variant, repeat, budget)
+            timing, value = first_calls(workload, inputs.size, variant)
         except NotImplementedError as err:
             rows.append(Timing(workload.name, inputs.size, variant.name,
                                note=f"skipped, NotImplementedError: {err}"))
@@ -130,12 +142,16 @@ def run_workload(workload: W.Workload, scale: float, targets: list[str], repeat:
                                note=f"failed, {type(err).__name__}: {err}"))
             continue
         if reference is None:
-            reference, base = value, timing.median
+            reference = value
         timing.agrees = W.check(value, reference, workload.rtol, workload.atol)
-        timing.ratio = timing.median / base
         rows.append(timing)
+        timed.append((variant, timing))
         del value
         gc.collect()
+    interleaved(timed, repeat, budget)
+    base = timed[0][1].median if timed else None
+    for _variant, timing in timed:
+        timing.ratio = timing.median / base if base else None
     return rows
 
 
