@@ -22,7 +22,10 @@ value a local variable, inputs read at the element index):
 - push: one loop per part of `xs ++ ys`, each writing its own range (no branch per element).
 
 Indices for gathers are `intp`; every gather is bounds checked (IndexError at the
-statement's span, as the `numpy` target reports it).
+statement's span, as the `numpy` target reports it), reading only on the in-bounds path.
+The host function checks that every input read at the element index has the kernel's
+length; if not, the kernel does not run and its error waits for the host's own checks
+(`length_checks`, `ErrorTable.deferred`).
 """
 from __future__ import annotations
 
