@@ -26,6 +26,16 @@ def function(source: str, name: str) -> python_ast.FunctionDef:
     return next(n for n in tree.body if isinstance(n, python_ast.FunctionDef) and n.name == name)
 
 
+def errors_on_interp_and_cpu(text: str) -> list[tuple[str, str]]:
+    """(kind, position) of the accel error `text` stops with, on interp then on cpu."""
+    outcomes = []
+    for target in ("interp", "cpu"):
+        with pytest.raises(AccelError) as info:
+            Session(target=target).execute(text, "t.accel")
+        outcomes.append((info.value.kind, info.value.span.location()))
+    return outcomes
+
+
 def test_a_push_kernel_has_no_branch_per_element():
     module = module_of("def f (a: []f64) (b: []f64) : []f64 = a ++ b")
     (kernel,) = module.kernels.values()
@@ -50,21 +60,13 @@ def test_gathers_use_intp_indices_and_are_checked():
     assert "numba.intp(" in module.source
     text = ("def f (xs: []f64) (is: []i64) : []f64 = map (\\i -> xs[i] * 2.0) is\n"
             "f [1.0, 2.0] [0, 5]\n")
-    outcomes = []
-    for target in ("interp", "cpu"):
-        with pytest.raises(AccelError) as info:
-            Session(target=target).execute(text, "t.accel")
-        outcomes.append((info.value.kind, info.value.span.location()))
+    outcomes = errors_on_interp_and_cpu(text)
     assert outcomes[0] == outcomes[1] and outcomes[0][0] == "IndexError"
 
 
 def test_division_by_zero_in_a_kernel_has_the_interpreters_kind_and_position():
     text = "let xs = [4, 0, 2]\nmap (\\x -> 10 / x) xs\n"
-    outcomes = []
-    for target in ("interp", "cpu"):
-        with pytest.raises(AccelError) as info:
-            Session(target=target).execute(text, "t.accel")
-        outcomes.append((info.value.kind, info.value.span.location()))
+    outcomes = errors_on_interp_and_cpu(text)
     assert outcomes[0] == outcomes[1] == ("DivisionByZero", "t.accel:2:12")
 
 
@@ -76,11 +78,7 @@ def test_a_fused_map_over_arrays_of_different_lengths_reads_nothing_past_their_e
             "  let a = map (\\x -> x * 2.0) xs\n"
             "  in map2 (\\p q -> p + q) a ys\n"
             "f (map f64 (iota 1000)) (map f64 (iota 10))\n")
-    outcomes = []
-    for target in ("interp", "cpu"):
-        with pytest.raises(AccelError) as info:
-            Session(target=target).execute(text, "t.accel")
-        outcomes.append((info.value.kind, info.value.span.location()))
+    outcomes = errors_on_interp_and_cpu(text)
     assert outcomes[0] == outcomes[1] and outcomes[0][0] == "SizeError"
     module = module_of(text.rsplit("\n", 2)[0])
     (kernel,) = [k for k in module.kernels.values() if k.kind == "map"]
