@@ -52,7 +52,12 @@ import accel_kernel as acc
 from accel_kernel.backends import numpy as flat_numpy
 from accel_kernel.backends.numpy import Segs
 
+from .baselines_array import ak_smvm as awkward_smvm
+from .baselines_array import seg_sum as numpy_seg_sum
+from .baselines_array import smvm as numpy_smvm
+from .baselines_array import triples as numpy_triples
 from .stages import _cpu
+from .workloads import _offsets, _ragged
 
 SOURCE = r"""
 def seg_sum (xss: [][]f64) : []f64 = map (\r -> reduce (+) 0.0 r) xss
@@ -70,41 +75,6 @@ BOUNDARY = "… of which boundary (`prog.run` − flat program)"
 
 
 # ---------------------------------------------------------------- hand-written baselines
-
-
-def numpy_seg_sum(offsets: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """`reduceat` over the non-empty rows only: alone it gives an empty row the next row's
-    first value (and a trailing empty row an index error); empty rows stay 0."""
-    sizes = np.diff(offsets)
-    out = np.zeros(len(sizes), dtype=values.dtype)
-    nonempty = np.flatnonzero(sizes)
-    if len(nonempty):
-        out[nonempty] = np.add.reduceat(values, offsets[:-1][nonempty])
-    return out
-
-
-def numpy_smvm(offsets: np.ndarray, cols: np.ndarray, vals: np.ndarray,
-               x: np.ndarray) -> np.ndarray:
-    return numpy_seg_sum(offsets, vals * x[cols])
-
-
-def awkward_smvm(cols: ak.Array, vals: ak.Array, x: np.ndarray) -> ak.Array:
-    # `x[cols]` itself fails in Awkward 2 (numpy cannot take a jagged index, and
-    # `ak.Array(x)[cols]` is a jagged slice): gather the flat columns, then unflatten
-    gathered = ak.unflatten(x[ak.to_numpy(ak.flatten(cols))], ak.num(cols))
-    return ak.sum(vals * gathered, axis=1)
-
-
-def numpy_triples(n: int) -> np.ndarray:
-    """The comprehension's candidates (b in [a, n), c in [b, a+b)), one `a` at a time."""
-    parts = []
-    for a in range(1, n):
-        b = np.arange(a, n)[:, None]
-        c = b + np.arange(a)[None, :]
-        hit = (c < n) & (a * a + b * b == c * c)
-        bi, ci = np.nonzero(hit)
-        parts.append(np.stack([np.full(len(bi), a), b[bi, 0], c[bi, ci]], axis=1))
-    return np.concatenate(parts)
 
 
 def numpy_triples_isqrt(n: int) -> np.ndarray:
@@ -143,18 +113,6 @@ class Case:
     variants: dict[str, Callable[[], Any]]     # the first is the baseline
     agree: Callable[[Any, Any], bool]
     run: Callable[[], Any]                     # `prog.run` on the same data
-
-
-def _offsets(sizes: np.ndarray) -> np.ndarray:
-    offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=offsets[1:])
-    return offsets
-
-
-def _ragged(offsets: np.ndarray, values: np.ndarray) -> ak.Array:
-    """An `ak.Array` over these offsets and values (no copy)."""
-    return ak.Array(ak.contents.ListOffsetArray(ak.index.Index64(offsets),
-                                                ak.contents.NumpyArray(values)))
 
 
 def flat_def(prog: acc.Program, entry: str) -> Callable[[list], Any]:

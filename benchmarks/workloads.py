@@ -93,6 +93,16 @@ def _ragged(offsets: np.ndarray, values: np.ndarray) -> ak.Array:
                                                 ak.contents.NumpyArray(values)))
 
 
+def _float_rows(sizes: np.ndarray, draw: Callable[[int], np.ndarray]) -> Inputs:
+    """One ragged argument: rows of these sizes (the first and the last made empty) of
+    values from `draw`; the data has its offsets, values and Awkward array."""
+    sizes[0] = sizes[-1] = 0
+    offsets = _offsets(sizes)
+    values = draw(int(offsets[-1]))
+    xss = _ragged(offsets, values)
+    return Inputs((xss,), dict(offsets=offsets, values=values, xss=xss), "")
+
+
 def _columns(value: Any, width: int) -> np.ndarray:
     """An array of `width`-tuples (Awkward of tuples, a tuple of columns, or (k, width)) as a
     (k, width) numpy array."""
@@ -138,13 +148,9 @@ def seg_sum_inputs(scale: float) -> Inputs:
     """10M float64 values in 1M rows of 0 to 20 (the first and the last row empty)."""
     rng = _rng("seg_sum")
     rows = _scaled(1_000_000, scale, 8)
-    sizes = rng.integers(0, 21, rows)
-    sizes[0] = sizes[-1] = 0
-    offsets = _offsets(sizes)
-    values = rng.standard_normal(int(offsets[-1]))
-    xss = _ragged(offsets, values)
-    return Inputs((xss,), dict(offsets=offsets, values=values, xss=xss),
-                  f"{_count(len(values))} values in {_count(rows)} rows")
+    inputs = _float_rows(rng.integers(0, 21, rows), rng.standard_normal)
+    return Inputs(inputs.args, inputs.data,
+                  f"{_count(len(inputs.data['values']))} values in {_count(rows)} rows")
 
 
 # ---------------------------------------------------------------- CSR SMVM
@@ -238,13 +244,9 @@ def sort_rows_inputs(scale: float) -> Inputs:
     both the rows and the mean length scale with √scale."""
     rng = _rng("sort_rows")
     side = max(4, round(1000 * math.sqrt(scale)))
-    sizes = rng.integers(0, 2 * side + 1, side)
-    sizes[0] = sizes[-1] = 0
-    offsets = _offsets(sizes)
-    values = rng.random(int(offsets[-1]))
-    xss = _ragged(offsets, values)
-    return Inputs((xss,), dict(offsets=offsets, values=values, xss=xss),
-                  f"{_count(side)} rows, {_count(len(values))} values")
+    inputs = _float_rows(rng.integers(0, 2 * side + 1, side), rng.random)
+    return Inputs(inputs.args, inputs.data,
+                  f"{_count(side)} rows, {_count(len(inputs.data['values']))} values")
 
 
 def _sorted_rows(value: Any) -> tuple[np.ndarray, np.ndarray]:

@@ -67,6 +67,7 @@ class Compiled:
     module: ModuleType
     memory: Memory = field(default_factory=Memory)
     compile_seconds: float = 0.0      # time spent in numba's compiler on the last run
+    executor: type | None = None      # its CpuExecutor class, made on the first run
 
 
 def compile_program(program: F.FlatProgram, memory: Memory | None = None) -> Compiled:
@@ -84,6 +85,12 @@ class _Unrun:
 
 
 def _executor(compiled: Compiled) -> type:
+    if compiled.executor is None:
+        compiled.executor = _executor_class(compiled)
+    return compiled.executor
+
+
+def _executor_class(compiled: Compiled) -> type:
     class CpuExecutor(Executor):
         """Host statements as the numpy target runs them; kernels compiled."""
 
