@@ -2,7 +2,9 @@
 
 `AccelError.kind` is the CamelCase name users see (`error: KIND at FILE:LINE:COL: message`).
 Kinds: SyntaxError, TypeError, NameError (compile time); IndexError, DivisionByZero, SizeError
-(run time); Interrupted (the user cancelled a running evaluation).
+(run time); OutOfMemory (an allocation larger than the memory available, raised before it is
+made); Interrupted (the user cancelled a running evaluation); InternalError (a bug of the
+implementation, naming the stage it happened in: never the answer to a valid program).
 """
 from __future__ import annotations
 
@@ -65,3 +67,27 @@ class SizeError(AccelRuntimeError):
 
 class Interrupted(AccelError):
     kind = "Interrupted"
+
+
+class OutOfMemory(AccelRuntimeError):
+    """An allocation the memory available cannot hold: the bytes asked for, the bytes
+    available, and the span of the node that asked."""
+    kind = "OutOfMemory"
+
+    def __init__(self, message: str, span: Span | None = None, *, requested: int = 0,
+                 available: int = 0):
+        super().__init__(message, span)
+        self.requested = requested
+        self.available = available
+
+
+class InternalError(AccelError):
+    """A failure of the implementation in stage `stage` (a bug). `details` keeps the original
+    traceback text for bug reports (the CLI shows it with `--debug`)."""
+    kind = "InternalError"
+
+    def __init__(self, stage: str, message: str, span: Span | None = None, *,
+                 details: str = ""):
+        super().__init__(f"{stage}: {message}", span)
+        self.stage = stage
+        self.details = details
