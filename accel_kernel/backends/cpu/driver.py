@@ -22,6 +22,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ...ir import flat as F
+from ...lang.errors import OutOfMemory
 from ...runtime.cancel import CancelToken
 from ...runtime.memory import Memory
 from ..numpy.costs import Counters, count, lib_cost
@@ -119,7 +120,12 @@ def _executor_class(compiled: Compiled) -> type:
             args = [_kernel_arg(self.atom(F.FVar(name, None))) for name in kernel.inputs]
             compiled_before = _signatures(compiled.module, kernel.name)
             before = _compile_time(compiled.module, kernel.name) if compiled_before else 0.0
-            values, err = host(*args, compiled.memory.alloc)
+            try:
+                values, err = host(*args, compiled.memory.alloc)
+            except OutOfMemory as error:        # a buffer too large, refused before it was made
+                if error.span is None:
+                    error.span = stmt.span
+                raise
             if _signatures(compiled.module, kernel.name) != compiled_before:
                 compiled.compile_seconds += \
                     _compile_time(compiled.module, kernel.name) - before

@@ -27,6 +27,7 @@ from ...lang import types as T
 from ...lang.errors import (AccelError, AccelIndexError, DivisionByZero, Interrupted,
                            SizeError)
 from ...runtime.cancel import CancelToken
+from ...runtime.memory import check_allocation
 from . import library as lib
 from .costs import Counters, count, lib_cost, log_depth
 from .rows import (align, as_segs, check_indices, check_lengths, coerce, first_leaf,
@@ -191,6 +192,7 @@ class Executor:
         n = self.atom(op.n)
         if int(n) < 0:
             raise SizeError(f"iota: negative size {int(n)}", stmt.span)
+        check_allocation(int(n) * np.asarray(n).dtype.itemsize, f"iota {int(n)}", stmt.span)
         self._cost(stmt, int(n), 1)
         return np.arange(int(n), dtype=np.asarray(n).dtype)
 
@@ -198,6 +200,7 @@ class Executor:
         n, x = self.atom(op.n), self.atom(op.x)
         if int(n) < 0:
             raise SizeError(f"replicate: negative size {int(n)}", stmt.span)
+        check_allocation(int(n) * _nbytes(x), f"replicate {int(n)}", stmt.span)
         self._cost(stmt, int(n) * count(x), 1)
         return replicate(x, int(n))
 
@@ -279,11 +282,15 @@ class Executor:
 
     def _segmentids(self, stmt: F.Stmt, op: F.SegmentIds) -> Any:
         offsets = self.atom(op.offsets)
+        check_allocation(int(offsets[-1]) * 8, f"segment_ids of {int(offsets[-1])} elements",
+                         stmt.span)
         self._cost(stmt, int(offsets[-1]) + len(offsets) - 1, log_depth(int(offsets[-1])))
         return segment_ids(offsets)
 
     def _segmentiota(self, stmt: F.Stmt, op: F.SegmentIota) -> Any:
         offsets = self.atom(op.offsets)
+        check_allocation(int(offsets[-1]) * 8, f"segment_iota of {int(offsets[-1])} elements",
+                         stmt.span)
         self._cost(stmt, int(offsets[-1]) + len(offsets) - 1, log_depth(int(offsets[-1])))
         return segment_iota(offsets)
 
@@ -406,3 +413,12 @@ class Executor:
 
 
 # ---------------------------------------------------------------- helpers
+
+
+def _nbytes(value: Any) -> int:
+    """The bytes of a flat value (its arrays' buffers), for the memory check of a copy."""
+    if isinstance(value, tuple):
+        return sum(_nbytes(v) for v in value)
+    if isinstance(value, Segs):
+        return value.offsets.nbytes + _nbytes(value.values)
+    return int(np.asarray(value).nbytes)
