@@ -23,6 +23,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from ...ir import flat as F
+from ...ir.assert_message import format_message
 from ...lang import types as T
 from ...lang.errors import (AccelError, AccelIndexError, DivisionByZero, Interrupted,
                            SizeError)
@@ -272,6 +273,9 @@ class Executor:
         if len(negative):
             name, first = size_error_name(stmt.span), int(sizes[negative[0]])
             raise SizeError(f"{name}: negative size {first}", stmt.span)
+        total = int(np.sum(sizes, dtype=np.float64))        # (an i64 sum may wrap around)
+        check_allocation(total * 8, f"{size_error_name(stmt.span)}: {total} elements in all",
+                         stmt.span)
         self._cost(stmt, len(sizes), log_depth(len(sizes)))
         return sizes_to_offsets(sizes)
 
@@ -387,8 +391,17 @@ class Executor:
         ok = self.atom(op.ok)
         self._cost(stmt, count(ok), log_depth(count(ok)))
         if not np.all(ok):
-            raise ERRORS[op.kind](op.message, stmt.span)
+            raise ERRORS[op.kind](self.assert_message(stmt, op, ok), stmt.span)
         return ()
+
+    def assert_message(self, stmt: F.Stmt, op: F.Assert, ok: Any) -> str:
+        """The failed assert's message with its numbers filled in (`ir.assert_message`); a
+        negative size names the library function of the statement's source text, as the
+        interpreter does."""
+        message = format_message(op.message, ok, lambda name: self.env[name])
+        if message.startswith("negative size"):
+            message = f"{size_error_name(stmt.span)}: {message}"
+        return message
 
     def _loop(self, stmt: F.Stmt, op: F.Loop) -> Any:
         if op.bound is None and op.cond is None:
