@@ -248,3 +248,84 @@ def test_the_kernel_survives_bad_cells_and_keeps_every_global(km, kc):
             if m["msg_type"] == "execute_result"] == ["[0, 41, 82, 123]"]
     print(f"{len(bad_cells()) + len(INTERRUPTED) + len(ON_CPU)} bad cells in "
           f"{time.monotonic() - started:.1f} s: {sorted(kinds.items())}")
+
+
+# ---------------------------------------------------------------- the transaction, in process
+
+@pytest.fixture
+def kernel():
+    from .test_protocol import RecordingKernel
+    recording = RecordingKernel()
+    recording.accel.set_target("interp")
+    return recording
+
+
+def _names(kernel) -> list[str]:
+    return [g.name for g in kernel.accel.names()]
+
+
+def test_a_failing_meta_command_commits_nothing_of_its_cell(kernel):
+    reply = kernel.run("let g = 7\n%target nosuch")
+    assert reply["ename"] == "MagicError" and "unknown target" in reply["evalue"]
+    assert kernel.accel.lookup("g") is None
+    reply = kernel.run("let g = 7\n%target numpy\nlet h = g + 1\n%show nosuch")
+    assert reply["ename"] == "MagicError"
+    assert kernel.accel.target == "interp" and _names(kernel) == []
+
+
+def test_a_misspelt_meta_command_fails_before_any_line_runs(kernel):
+    kernel.run("let keep = 1")
+    reply = kernel.run("let keep = 2\n%who\n%frobnicate")
+    assert reply["ename"] == "MagicError" and "%frobnicate" in reply["evalue"]
+    assert [m for m, _ in kernel.sent] == ["error"]          # %who did not run either
+    assert kernel.run("keep")["status"] == "ok"
+    assert next(c for t, c in kernel.sent if t == "execute_result")["data"]["text/plain"] == "1"
+
+
+def test_reset_and_target_are_undone_when_a_later_line_fails(kernel):
+    kernel.run("let a = 1\ndef f x = x + a")
+    assert kernel.run("%reset\n%target numpy\nlet b = 2\n1 / 0")["ename"] == "DivisionByZero"
+    assert _names(kernel) == ["a", "f"] and kernel.accel.target == "interp"
+    assert kernel.run("let a = 5\n%time f 1\nnope")["ename"] == "NameError"
+    assert kernel.run("f 1")["status"] == "ok"
+    assert next(c for t, c in kernel.sent if t == "execute_result")["data"]["text/plain"] == "2"
+
+
+def test_an_interrupt_undoes_the_cell(kernel, monkeypatch):
+    kernel.run("let a = 1")
+    execute = kernel.accel.execute
+
+    def interrupted(code, name="cell"):
+        if "stop" in code:
+            raise KeyboardInterrupt
+        return execute(code, name)
+    monkeypatch.setattr(kernel.accel, "execute", interrupted)
+    reply = kernel.run("let a = 2\n%target numpy\nlet stop = 1")
+    assert reply["ename"] == "Interrupted"
+    assert kernel.accel.target == "interp" and kernel.accel.lookup("a") is not None
+    monkeypatch.undo()
+    kernel.run("a")
+    assert next(c for t, c in kernel.sent if t == "execute_result")["data"]["text/plain"] == "1"
+
+
+def test_out_of_memory_and_not_built_are_clean_messages(kernel):
+    reply = kernel.run("let big = iota 100000000000000")
+    assert reply["ename"] == "OutOfMemory" and "needs" in reply["evalue"]
+    assert "OutOfMemory at cell[1]:1:11" in reply["traceback"][0]
+    reply = kernel.run("%budget 2GB")
+    assert reply["ename"] == "NotImplementedError" and "not available yet" in reply["evalue"]
+    assert all("Traceback" not in line for line in reply["traceback"])
+
+
+def test_an_internal_error_names_its_stage_and_logs_the_traceback(kernel, monkeypatch, caplog):
+    from accel_kernel.passes import fuse
+
+    def broken(self, program):
+        raise KeyError("no such statement")
+    monkeypatch.setattr(fuse.Fuser, "program", broken)
+    kernel.accel.set_target("cpu")
+    with caplog.at_level("ERROR"):
+        reply = kernel.run("let lost = 1\nmap (\\x -> x + 1) [1, 2]")
+    assert reply["ename"] == "InternalError" and reply["evalue"].startswith("fuse: KeyError")
+    assert all("Traceback" not in line for line in reply["traceback"])
+    assert "Traceback" in caplog.text and kernel.accel.lookup("lost") is None
