@@ -278,3 +278,15 @@ def test_numpy_errors_carry_the_interpreters_numbers(code):
                                   SAME_ERRORS[15]])
 def test_cpu_errors_carry_the_interpreters_numbers(code):
     assert _headline("cpu", code) == _headline("interp", code)
+
+
+def test_a_doubling_loop_stops_with_out_of_memory_at_the_limit(session, monkeypatch):
+    from accel_kernel import OutOfMemory
+    from accel_kernel.runtime import memory
+    monkeypatch.setattr(memory, "available_bytes", lambda: 1 << 20)   # 1 MiB left
+    with pytest.raises(OutOfMemory, match=r"\+\+ needs .* but only 1.0 MiB") as info:
+        session.execute("loop acc = [1.0] for i < 60 do acc ++ acc", "cell[1]")
+    assert info.value.span.location() == "cell[1]:1:32"     # `acc ++ acc`
+    with pytest.raises(OutOfMemory, match="concat needs"):
+        session.execute("loop acc = [1] for i < 60 do concat acc acc", "cell[1]")
+    assert session.execute("length (loop acc = [1] for i < 10 do acc ++ acc)", "c").text == "1024"

@@ -33,6 +33,7 @@ import ipykernel.ipkernel  # noqa: F401
 import comm
 from ipykernel.kernelbase import Kernel
 
+from ..boundary import internal_error
 from ..lang.errors import AccelError, InternalError
 from ..targets import DEFAULT_TARGET
 from . import display, magics
@@ -172,9 +173,9 @@ class AccelKernel(Kernel):
             error = display.plain_error("NotImplementedError", str(err))
         except KeyboardInterrupt:
             error = display.plain_error("Interrupted", "interrupted by the user")
-        except Exception as err:   # our bug: never show a Python traceback, keep running
+        except Exception as err:   # our bug outside the session: one line, keep running
             (self.log or logging.getLogger(__name__)).exception("internal error in %s", name)
-            error = display.internal_error(err)
+            error = display.error_content(internal_error(err, "kernel", self.accel.target))
         if store_history and not silent:
             self.history.add(count, code, output)
         if error is not None:
@@ -244,7 +245,8 @@ class AccelKernel(Kernel):
             except AccelError as err:
                 replies[key] = {"status": "error", **display.error_content(err)}
             except Exception as err:
-                replies[key] = {"status": "error", **display.internal_error(err)}
+                internal = internal_error(err, "kernel", self.accel.target)
+                replies[key] = {"status": "error", **display.error_content(internal)}
         return replies
 
     def _send_stdout(self, text: str) -> None:

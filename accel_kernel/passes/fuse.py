@@ -26,8 +26,9 @@ written out. The rules, each logged under its name:
 - KERNEL: a kernel is made (one statement alone is still a kernel); its outputs are the
   values read outside it (MATERIALISE, logged per value, saying who reads it).
 - REFUSE: a statement that could have joined an open kernel but did not, and why (it needs a
-  value the kernel makes as a whole, a value bound after the kernel, or the kernel already
-  ends in a scan or filter). Never by duplicating work: a value used by two consumers is
+  value the kernel makes as a whole, a value bound after the kernel, the kernel already
+  ends in a scan or filter, or it is a `gather` and an `assert` (the check of its indices)
+  comes between them: the check runs first, so the error is the check's). Never by duplicating work: a value used by two consumers is
   computed once per element and written out if a reader is outside.
 
 Everything else (scalar code, library functions, descriptors, asserts, `if` and `loop`, whose
@@ -314,8 +315,9 @@ class Fuser:
         late = sorted(n for n in reads - group.made if bound_at.get(n, -1) >= position)
         if late:
             return None, f"reads {', '.join(late)}, bound after the kernel starts"
-        if position in self._checked_after:
-            return None, "an assert between the kernel and this statement must run first"
+        if position in self._checked_after and isinstance(stmt.op, Gather):
+            # the assert checks the gather's indices: the gather must not run before it
+            return None, "an assert between the kernel and this gather must run first"
         if rule in ("FUSE-REDOMAP", "FUSE-SCANOMAP", "FUSE-FILTER", "FUSE-ROWS",
                     "FUSE-SEGMENTED"):
             self._terminal(group, stmt)

@@ -27,7 +27,7 @@ from ...runtime.cancel import CancelToken
 from ...runtime.memory import check_allocation
 from . import scalars
 from .costs import InterpCosts
-from .library import CONSTANTS, ELEMENT_BYTES, LIBRARY, TYPE_CONSTANTS
+from .library import CONSTANTS, ELEMENT_BYTES, LIBRARY, SLOT_BYTES, TYPE_CONSTANTS
 from .model import (BuiltinFunc, Closure, DefFunc, OperatorFunc, Partial, TypeSubst, Value,
                     is_function)
 from .patterns import bind, bind_sizes, check_sizes
@@ -276,6 +276,7 @@ class Interpreter:
 
     def _operator(self, op: str, left: Value, right: Value, span) -> Value:
         if op == "++":
+            check_allocation(2 * (len(left) + len(right)) * SLOT_BYTES, "++", span)  # copies
             result = list(left) + list(right)
             self.costs.builtin("concat", [left, right], result)
             return result

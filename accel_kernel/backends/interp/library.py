@@ -207,6 +207,7 @@ def _flatten(it: Runner, xss: list) -> list:
 
 
 def _concat(it: Runner, xs: list, ys: list) -> list:
+    check_allocation(2 * (len(xs) + len(ys)) * SLOT_BYTES, "concat")   # (copies, result)
     return list(xs) + list(ys)
 
 
