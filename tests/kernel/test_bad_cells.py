@@ -84,7 +84,7 @@ def _run_time_error(rng: random.Random) -> str:
     return rng.choice([f"[1, 2, 3][{k}]", f"probe_xs[{k}]", "probe_a / 0",
                        "head ([] : []i64)", f"map2 (+) (iota {k}) (iota {k + 1})",
                        f"iota (-{k})", f"replicate (-{k}) 1.0", f"take {k} [1, 2]",
-                       f"(iota 4)[1:{k}]", f"map (\\r -> r[{k}]) probe_xs",
+                       f"(iota 4)[1:{k + 2}]", f"map (\\r -> r[{k}]) probe_xs",
                        f"map (\\n -> 100 / (n - {k})) (iota {k + 2})",
                        f"loop x = 1 for i < {k} do x / (x - x)", "[0..<10 by 0]",
                        "transpose [[1, 2], [3]]", f"zip (iota {k}) [1]"])
@@ -201,7 +201,7 @@ def _interrupted(km, kc, cell: str) -> tuple[dict, list[dict]]:
         msg = kc.get_iopub_msg(timeout=TIMEOUT)
         if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "execute_input":
             break
-    time.sleep(0.3)
+    time.sleep(0.5)
     km.interrupt_kernel()
     return _reply(kc, msg_id), _outputs(kc, msg_id)
 
