@@ -8,12 +8,13 @@ Importing the package is light: numba, Jupyter and widgets are imported only whe
 """
 from .api import Program, compile
 from .lang.errors import (AccelError, AccelIndexError, AccelNameError, AccelSyntaxError,
-                          AccelTypeError, DivisionByZero, Interrupted, SizeError)
+                          AccelTypeError, DivisionByZero, InternalError, Interrupted,
+                          OutOfMemory, SizeError)
 from .session import CellResult, Session
 
 __all__ = ["compile", "Program", "Session", "CellResult", "AccelError", "AccelSyntaxError",
            "AccelTypeError", "AccelNameError", "AccelIndexError", "DivisionByZero", "SizeError",
-           "Interrupted"]
+           "Interrupted", "OutOfMemory", "InternalError"]
 
 
 def load_ipython_extension(ipython) -> None:

@@ -1,5 +1,10 @@
 """The Python library: `acc.compile(source)` and `Program.run(name, *args)`.
 
+Errors: only accel errors (`AccelError` subclasses: a failure inside accel_kernel is an
+`InternalError` naming its stage, with the traceback in `.details`; see `boundary`), plus
+NotImplementedError for a construct the target does not build and ValueError for an unknown
+target name.
+
 Arguments and results cross the boundary as LANGUAGE.md §9 says: numpy arrays for regular
 arrays, `ak.Array` for irregular ones, tuples, numpy scalars. The argument types of a generic
 def are taken from the Python values (dtype and nesting) and matched against its type scheme.
@@ -11,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from . import targets
+from .boundary import accel_errors
 from .lang import types as T
 from .lang.errors import AccelNameError, AccelTypeError
 from .session import Session
@@ -39,25 +45,27 @@ class Program:
         """Call the def `entry` with Python arguments on `target` (default `cpu`); return its
         value as numpy/awkward. A construct the target does not build raises
         NotImplementedError (target="interp" runs every program)."""
-        targets.check_target(target)
-        params, result = self._signature(entry, args, target)
-        if target in ("numpy", "cpu"):   # numpy and Awkward arrays cross without Python loops
-            from .backends.numpy.boundary import flat_from_python, python_from_flat
-            flat = [flat_from_python(a, p) for a, p in zip(args, params)]
-            out = self._session.call_flat(entry, flat, params, target)
-            return python_from_flat(out, result)
-        from .values import from_python, to_python
-        values = [from_python(a, p) for a, p in zip(args, params)]
-        return to_python(self._session.call(entry, values), result)
+        targets.check_target(target)     # an unknown name is the caller's ValueError
+        with accel_errors("call", target):   # the arguments' and result's conversions too
+            params, result = self._signature(entry, args, target)
+            if target in ("numpy", "cpu"):   # numpy and Awkward arrays cross without loops
+                from .backends.numpy.boundary import flat_from_python, python_from_flat
+                flat = [flat_from_python(a, p) for a, p in zip(args, params)]
+                out = self._session.call_flat(entry, flat, params, target)
+                return python_from_flat(out, result)
+            from .values import from_python, to_python
+            values = [from_python(a, p) for a, p in zip(args, params)]
+            return to_python(self._session.call(entry, values), result)
 
     def flat_run(self, entry: str, *args: Any):
         """Flattening on real data: `entry` called on these arguments on the `numpy` target
         with every flat binding's value traced, and work and depth next to the
         interpreter's (`viz.flat_run.FlatRun`: `.text()`, `.dot()`, `.svg()`)."""
         from .backends.numpy.boundary import flat_from_python
-        params, result = self._signature(entry, args, "numpy")
-        flat = [flat_from_python(a, p) for a, p in zip(args, params)]
-        return self._session.flat_call_run(entry, flat, params, result)
+        with accel_errors("flat_run", "numpy"):
+            params, result = self._signature(entry, args, "numpy")
+            flat = [flat_from_python(a, p) for a, p in zip(args, params)]
+            return self._session.flat_call_run(entry, flat, params, result)
 
     def _signature(self, entry: str, args: tuple, target: str) -> tuple[list[T.Type], T.Type]:
         """The concrete parameter types and result type of this call of `entry` (checked

@@ -6,7 +6,9 @@
 
 Exit codes: 0 success; 1 an accel error (first stderr line `error: KIND at FILE:LINE:COL:
 message`, then the source line and a caret); 2 a usage problem or a target or stage not built
-yet; 3 an internal error of a compiler pass (a bug: please report it).
+yet; 3 an `InternalError` (a bug of accel_kernel, printed like an accel error, naming the stage
+it happened in: please report it). No Python traceback is printed, except with `--debug`,
+which adds the traceback of an internal error after its message.
 """
 from __future__ import annotations
 
@@ -16,7 +18,10 @@ import os
 import sys
 
 from . import targets
-from .lang.errors import AccelError
+from .lang.errors import AccelError, InternalError
+
+
+DEBUG_HELP = "print the Python traceback of an internal error (for a bug report)"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -29,12 +34,14 @@ def _parser() -> argparse.ArgumentParser:
                      help=f"where the program runs (default {targets.DEFAULT_TARGET}; "
                           "interp, the reference interpreter, runs every program)")
     run.add_argument("--json", action="store_true", help="print the value as JSON")
+    run.add_argument("--debug", action="store_true", help=DEBUG_HELP)
 
     stages = commands.add_parser("stages", help="show the compilation stages of a program")
     stages.add_argument("file")
     stages.add_argument("--entry", help="only this def (the other forms are still compiled)")
     stages.add_argument("--stage", help="only this stage (default: all of them; for svg, the last)")
     stages.add_argument("--format", default="text", choices=["text", "dot", "svg", "json"])
+    stages.add_argument("--debug", action="store_true", help=DEBUG_HELP)
 
     kernel = commands.add_parser("kernel", help="manage the Jupyter kernel")
     kernel_commands = kernel.add_subparsers(dest="kernel_command", required=True)
@@ -59,14 +66,27 @@ def _run(args: argparse.Namespace) -> int:
     try:
         result = session.execute(text, name=args.file)
     except AccelError as err:
-        print(err.format(), file=sys.stderr)
-        return 1
+        return _error(err, args)
     except NotImplementedError as err:          # a construct this target does not run yet
         print(f"accel: {err} (target {args.target}; --target interp runs it)", file=sys.stderr)
         return 2
     if result.has_value:
         print(json.dumps(result.json) if args.json else result.text)
     return 0
+
+
+def _error(err: AccelError, args: argparse.Namespace) -> int:
+    """Print an accel error (the headline, the source line, the caret); an internal error
+    exits 3 and, with --debug, adds its traceback."""
+    print(err.format(), file=sys.stderr)
+    if isinstance(err, InternalError):
+        if args.debug and err.details:
+            print(err.details.rstrip("\n"), file=sys.stderr)
+        elif not args.debug:
+            print(f"(accel {args.command} --debug prints the traceback for a bug report)",
+                  file=sys.stderr)
+        return 3
+    return 1
 
 
 def _read(path: str) -> str | None:
@@ -92,15 +112,10 @@ def _stages(args: argparse.Namespace) -> int:
     text = _read(args.file)
     if text is None:
         return 2
-    from .passes.pipeline import PassError
     try:
         stages = Session().program_stages(text, args.file, args.entry, stop_after=args.stage)
     except AccelError as err:
-        print(err.format(), file=sys.stderr)
-        return 1
-    except PassError as err:       # a compiler bug: one line, not a traceback
-        print(f"accel: {err}", file=sys.stderr)
-        return 3
+        return _error(err, args)
     except NotImplementedError as err:      # the stage asked for is not reached yet
         print(f"accel: {err}", file=sys.stderr)
         return 2
@@ -160,11 +175,14 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
-    if args.command == "run":
-        return _run(args)
     if args.command == "kernel":
         return _kernel(args)
-    return _stages(args)
+    from .boundary import accel_errors
+    try:
+        with accel_errors("cli"):     # printing a value, say: still an accel error, no traceback
+            return _run(args) if args.command == "run" else _stages(args)
+    except AccelError as err:
+        return _error(err, args)
 
 
 if __name__ == "__main__":

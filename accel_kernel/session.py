@@ -2,9 +2,14 @@
 
 `Session.execute(code, name)` parses, type checks and evaluates one cell. It is transactional:
 the cell's definitions are committed only when every form of the cell succeeded, so a failed
-cell changes no global. Definitions are late-bound: redefining `g` makes every def that calls
+cell changes no global (the kernel extends this to a whole cell with meta-command lines with
+`snapshot`/`restore`). Definitions are late-bound: redefining `g` makes every def that calls
 `g` use the new one; those dependents are type checked again first (a dependent that no longer
 checks fails the cell), and the result says which were affected.
+
+The public methods raise only accel errors (and NotImplementedError for what is not built):
+any other failure is an `InternalError` naming its stage, a `MemoryError` is `OutOfMemory`
+(`boundary.accel_errors`, applied by `_accel_errors_only`).
 
 The prelude (`prelude.accel`) is loaded into every session as ordinary accel definitions.
 
@@ -14,6 +19,7 @@ NotImplementedError (no fallback to `interp`: see `targets`).
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import time
 from collections import ChainMap
@@ -22,6 +28,7 @@ from importlib import resources
 from typing import Any
 
 from . import targets
+from .boundary import accel_errors
 from .lang import ast
 from .lang.builtins import BUILTINS
 from .lang.errors import AccelError, AccelNameError
@@ -81,12 +88,32 @@ class _Global:
     doc: str
 
 
+@dataclass(frozen=True)
+class _Snapshot:
+    """What `Session.snapshot` saves: the target and a copy of the globals (their entries are
+    frozen, so copying the dictionary is enough)."""
+    target: str
+    globals: dict
+
+
 @dataclass
 class _Compiled:
     """A parsed and checked cell, plus the dependents re-checked against it."""
     program: ast.Program
     checked: CheckResult
     rechecked: dict[str, CheckResult]
+
+
+def _accel_errors_only(phase: str):
+    """A public method raises only AccelError (and NotImplementedError for what is not built):
+    see `boundary.accel_errors`; `phase` names the stage when the traceback does not."""
+    def wrap(method):
+        @functools.wraps(method)
+        def run(self, *args, **kwargs):
+            with accel_errors(phase, self.target):
+                return method(self, *args, **kwargs)
+        return run
+    return wrap
 
 
 class Session:
@@ -114,6 +141,7 @@ class Session:
         targets.check_compiler(name)      # a target chosen explicitly is checked at once
         self.target = name
 
+    @_accel_errors_only("execute")
     def execute(self, code: str, name: str = "cell") -> CellResult:
         """Run one cell. Raises AccelError (and changes nothing) when any part of it fails."""
         self.cancel.clear()
@@ -132,10 +160,12 @@ class Session:
             result.costs = (values.costs.work, values.costs.depth)
         return result
 
+    @_accel_errors_only("check")
     def check(self, code: str, name: str = "cell") -> CheckResult:
         """Parse and type check a cell against the session's globals, changing nothing."""
         return self._compile(code, name).checked
 
+    @_accel_errors_only("call")
     def call(self, name: str, args: list[Any]) -> Any:
         """Call a global def with interp values (used by the library API)."""
         interp = self._interpreter(self._types, self._instantiations)
@@ -160,6 +190,7 @@ class Session:
         names = set(KEYWORDS) | set(BUILTINS) | set(self._globals)
         return sorted(n for n in names if n.startswith(prefix))
 
+    @_accel_errors_only("stages")
     def stages(self, target: str, name: str = "stages", stop_after: str | None = None):
         """The compilation stages (`passes.pipeline.Stage` list) of a global def or let named
         `target`, or else of `target` read as cell text (an expression, or forms). Nothing is
@@ -175,6 +206,7 @@ class Session:
             program = parse_program(Source(name, target), self._ids)
         return program, check_program(program, self._env())
 
+    @_accel_errors_only("flat_run")
     def flat_run(self, target: str, name: str = "stages"):
         """Flattening on real data: the flatten stage of `target` (as for `stages`), its flat
         program run on the session's values with every binding's value traced, and the work
@@ -207,6 +239,7 @@ class Session:
             pass
         return FlatRun.from_counters(stages[-1], counters, **fields)
 
+    @_accel_errors_only("stages")
     def program_stages(self, code: str, name: str, entry: str | None = None,
                        stop_after: str | None = None):
         """The stages of a whole program text (a file): every form, or with `entry` only the
@@ -253,6 +286,20 @@ class Session:
             if cached[1] is not None:
                 out[name] = cached[1]
         return out
+
+    def snapshot(self) -> "_Snapshot":
+        """The session's state (its globals and target), for `restore`: the kernel makes a
+        whole cell, meta-commands included, one transaction with it."""
+        return _Snapshot(self.target, dict(self._globals))
+
+    def restore(self, snapshot: "_Snapshot") -> None:
+        """Put back the state of `snapshot` (what a failed cell changed is undone). The types
+        of nodes are kept (they are keyed by node ids, never reused); the caches of values
+        check the value they were made from; the compiled calls are dropped."""
+        self.target = snapshot.target
+        self._globals.clear()
+        self._globals.update(snapshot.globals)
+        self._flat_calls.clear()
 
     def reset(self) -> None:
         """Forget every user global (the prelude stays)."""
@@ -382,6 +429,7 @@ class Session:
             env[name] = cached[1]
         return env
 
+    @_accel_errors_only("call")
     def call_flat(self, name: str, args: list[Any], params: list[Type],
                   target: str = "numpy") -> Any:
         """Call the global def `name` on a compiled target (`numpy` or `cpu`) with flat
@@ -405,6 +453,7 @@ class Session:
         self.last_counters = counters
         return out
 
+    @_accel_errors_only("flat_run")
     def flat_call_run(self, name: str, args: list[Any], params: list[Type], result: Type):
         """`call_flat` traced: a `viz.flat_run.FlatRun` of the call, with the interpreter's
         work and depth for the same call."""

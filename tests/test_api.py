@@ -131,3 +131,39 @@ def test_errors_on_the_numpy_target_are_accel_errors(prog):
     bad = acc.compile("def at (xs: []i64) (i: i64) : i64 = xs[i]")
     with pytest.raises(acc.AccelIndexError):
         bad.run("at", np.arange(3), 5, target="numpy")
+
+
+# ---------------------------------------------------------------- only accel errors (issue 18)
+
+def test_a_huge_size_is_out_of_memory_on_every_target():
+    prog = acc.compile("def big (n: i64) = reduce (+) 0 (iota n)")
+    for target in ("interp", "numpy"):
+        with pytest.raises(acc.OutOfMemory) as info:
+            prog.run("big", 10 ** 14, target=target)
+        assert info.value.requested > info.value.available
+    assert prog.run("big", 4, target="interp") == 6
+
+
+def test_an_internal_failure_is_an_internal_error_with_the_traceback(monkeypatch):
+    from accel_kernel.backends.numpy import boundary
+
+    def broken(value, param):
+        raise ValueError("cannot convert")
+    monkeypatch.setattr(boundary, "flat_from_python", broken)
+    prog = acc.compile("def twice (xs: []i64) : []i64 = map (\\x -> 2 * x) xs")
+    with pytest.raises(acc.InternalError) as info:
+        prog.run("twice", np.array([1, 2]), target="numpy")
+    err = info.value
+    assert isinstance(err, acc.AccelError) and "ValueError: cannot convert" in err.message
+    assert "Traceback" in err.details and "broken" in err.details
+
+
+def test_a_failing_pass_is_an_internal_error_naming_it(monkeypatch):
+    from accel_kernel.passes import desugar
+
+    def deep(self, program):
+        raise RecursionError("maximum recursion depth exceeded")
+    monkeypatch.setattr(desugar.Desugarer, "program", deep)
+    with pytest.raises(acc.InternalError, match="desugar: RecursionError") as info:
+        acc.compile("def twice x = x + x").stages()
+    assert info.value.stage == "desugar"

@@ -126,3 +126,58 @@ def test_unknown_command_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as info:
         main(["frobnicate"])
     assert info.value.code == 2
+
+
+# ---------------------------------------------------------------- only accel errors (issue 18)
+
+def test_a_huge_size_is_out_of_memory(tmp_path, capsys):
+    path = write(tmp_path, "let xs = iota 100000000000000\nxs\n")
+    assert main(["run", path, "--target", "interp"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith(f"error: OutOfMemory at {path}:1:10: iota 100000000000000 needs ")
+    assert err[1:] == ["let xs = iota 100000000000000", " " * 9 + "^" * 20]
+
+
+def _broken_fuse(monkeypatch):
+    from accel_kernel.passes import fuse
+
+    def broken(self, program):
+        raise KeyError("no such statement")
+    monkeypatch.setattr(fuse.Fuser, "program", broken)
+
+
+def test_an_internal_error_is_one_message_without_a_traceback(tmp_path, capsys, monkeypatch):
+    _broken_fuse(monkeypatch)
+    path = write(tmp_path, "map (\\x -> x + 1) [1, 2]\n")
+    assert main(["run", path, "--target", "cpu"]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("error: InternalError at <unknown>: fuse: KeyError: 'no such "
+                          "statement' (a bug of accel_kernel")
+    assert "Traceback" not in err and "accel run --debug" in err
+    assert main(["stages", path]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("error: InternalError") and "Traceback" not in err
+
+
+def test_debug_prints_the_traceback_of_an_internal_error(tmp_path, capsys, monkeypatch):
+    _broken_fuse(monkeypatch)
+    path = write(tmp_path, "map (\\x -> x + 1) [1, 2]\n")
+    assert main(["run", path, "--target", "cpu", "--debug"]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("error: InternalError") and "Traceback (most recent call last)" in err
+    assert "in broken" in err and 'KeyError: \'no such statement\'' in err
+    assert main(["stages", path, "--debug"]) == 3
+    assert "Traceback (most recent call last)" in capsys.readouterr().err
+
+
+def test_a_failure_outside_the_session_is_an_internal_error_too(tmp_path, capsys, monkeypatch):
+    from accel_kernel import session
+
+    def unprintable(self):
+        raise ValueError("cannot show")
+    monkeypatch.setattr(session.CellResult, "text", property(unprintable))
+    path = write(tmp_path, "1 + 1\n")
+    assert main(["run", path, "--target", "interp"]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("error: InternalError at <unknown>: ") and "ValueError: cannot show" in err
+    assert "Traceback" not in err

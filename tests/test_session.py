@@ -132,3 +132,161 @@ def test_without_numba_the_cpu_target_says_so_and_does_not_fall_back(monkeypatch
         fresh.set_target("cpu")
     fresh.set_target("interp")
     assert fresh.execute("1 + 1", "cell[2]").text == "2"
+
+
+# ---------------------------------------------------------------- only accel errors (issue 18)
+
+HUGE = "iota 100000000000000"
+
+
+@pytest.mark.parametrize("target", ["interp", "numpy"])
+def test_a_huge_size_is_out_of_memory_before_anything_is_allocated(target):
+    from accel_kernel import OutOfMemory
+    fresh = Session(target=target)
+    fresh.execute("let keep = 1", "cell[1]")
+    for code, col in [(HUGE, 11), ("replicate 99999999999 1.0", 11),
+                      ("map (\\n -> iota n) [1, 100000000000000]", 22),
+                      ("[0..<100000000000000]", 11)]:
+        with pytest.raises(OutOfMemory) as info:
+            fresh.execute(f"let big = {code}", "cell[2]")
+        err = info.value
+        assert err.kind == "OutOfMemory" and err.requested > err.available > 0
+        assert "needs" in err.message and "available" in err.message
+        assert err.span is not None and err.span.location() == f"cell[2]:1:{col}", code
+    assert [g.name for g in fresh.names()] == ["keep"]
+
+
+def test_the_runtime_allocator_refuses_what_cannot_fit():
+    from accel_kernel import OutOfMemory
+    from accel_kernel.runtime.memory import Memory
+    memory = Memory()
+    with pytest.raises(OutOfMemory, match="a buffer of shape"):
+        memory.alloc((10 ** 9, 10 ** 9), "f8")
+    assert memory.allocations == 0 and memory.in_use == 0
+    assert memory.alloc(3, "i8").shape == (3,) and memory.allocations == 1
+
+
+def test_a_memory_error_that_escapes_is_out_of_memory(session, monkeypatch):
+    from accel_kernel import OutOfMemory
+    from accel_kernel.backends.interp import library
+    from accel_kernel.backends.interp.model import BuiltinFunc
+
+    def no_memory(it, n):
+        raise MemoryError()
+    monkeypatch.setitem(library.LIBRARY, "iota", BuiltinFunc("iota", 1, no_memory))
+    with pytest.raises(OutOfMemory, match="out of memory"):
+        session.execute("iota 3", "cell[1]")
+
+
+def test_an_internal_failure_is_an_internal_error_naming_its_stage(session, monkeypatch):
+    from accel_kernel import InternalError
+    from accel_kernel.passes import fuse
+
+    def broken(self, program):
+        raise KeyError("no such statement")
+    monkeypatch.setattr(fuse.Fuser, "program", broken)
+    session.set_target("numpy")
+    assert session.execute("map (\\x -> x + 1) [1, 2]", "cell[1]").text == "[2, 3]"
+    session.set_target("cpu")
+    with pytest.raises(InternalError) as info:
+        session.execute("let lost = map (\\x -> x + 1) [1, 2]", "cell[2]")
+    err = info.value
+    assert err.kind == "InternalError" and err.stage == "fuse"
+    assert err.message.startswith("fuse: KeyError: 'no such statement'")
+    assert "a bug" in err.message and "\n" not in err.message
+    assert "Traceback" in err.details and "broken" in err.details
+    assert session.lookup("lost") is None
+
+
+def test_a_recursion_error_in_a_pass_is_an_internal_error(session, monkeypatch):
+    from accel_kernel import InternalError
+    from accel_kernel.passes import desugar
+
+    def deep(self, program):
+        raise RecursionError("maximum recursion depth exceeded")
+    monkeypatch.setattr(desugar.Desugarer, "program", deep)
+    session.set_target("numpy")          # (interp runs no pass)
+    for call in [lambda: session.execute("1 + 1", "cell[1]"),
+                 lambda: session.stages("1 + 1"),
+                 lambda: session.program_stages("def f x = x", "prog.accel")]:
+        with pytest.raises(InternalError, match="desugar: RecursionError"):
+            call()
+
+
+def test_a_pass_error_is_an_internal_error_of_that_pass(session, monkeypatch):
+    from accel_kernel import InternalError
+    from accel_kernel.passes import fuse
+    monkeypatch.setattr(fuse.FusePass, "verify", lambda self, program: ["a broken kernel"])
+    session.set_target("cpu")
+    with pytest.raises(InternalError) as info:
+        session.execute("map (\\x -> x + 1) [1, 2]", "cell[1]")
+    assert info.value.stage == "fuse" and "a broken kernel" in info.value.message
+
+
+def test_not_built_stays_not_implemented(session):
+    session.set_target("numpy")
+    with pytest.raises(NotImplementedError, match="transpose"):
+        session.execute("map (\\r -> transpose r) [[[1, 2], [3, 4]]]", "cell[1]")
+
+
+def test_snapshot_and_restore_undo_a_cell_and_a_target_change(session):
+    session.execute("let a = 1\ndef f x = x + a", "cell[1]")
+    saved = session.snapshot()
+    session.execute("let a = 2\nlet b = 3", "cell[2]")
+    session.set_target("numpy")
+    session.reset()
+    session.restore(saved)
+    assert session.target == "interp" and [g.name for g in session.names()] == ["a", "f"]
+    assert session.execute("f 10", "cell[3]").text == "11"
+
+
+# run-time errors of every target in the interpreter's words (kind, position and message)
+SAME_ERRORS = [
+    "map2 (+) [1, 2] [1, 2, 3]",
+    "map3 (\\a b c -> a + b + c) [1, 2] [1, 2, 3] [1, 2]",
+    "zip3 [1, 2] [1, 2, 3] [1]",
+    "map (\\xs -> map2 (+) xs [1, 2]) [[1, 2], [3, 4, 5]]",
+    "map (\\n -> zip (iota n) [1, 2]) [2, 3, 2]",
+    "let xs = [1, 2, 3, 4]\nin xs[2:9]",
+    "map (\\k -> (iota 4)[1:k]) [2, 9]",
+    "map (\\k -> (iota 4)[k]) [2, 9, 1]",
+    "map (\\r -> r[2]) [[1, 2, 3], [4, 5]]",
+    "map (\\r -> r[5]) [[1, 2, 3], [4, 5, 6]]",
+    "[1, 2, 3] with [7] = 1",
+    "take 5 [1, 2]",
+    "map (\\k -> drop k [1, 2, 3]) [1, 7]",
+    "map (\\n -> generate n (\\i -> i)) [2, -3]",
+    "def dot (xs: [n]i64) (ys: [n]i64) : i64 = reduce (+) 0 (map2 (*) xs ys)\n"
+    "map (\\k -> dot (iota k) [1, 2]) [2, 3]",
+    "def rows (m: [r][c]i64) : i64 = r\nrows [[1, 2], [3]]",
+    "def rows (m: [r][3]i64) : i64 = r\nrows [[1, 2, 3], [3]]",
+]
+
+
+def _headline(target: str, code: str) -> str:
+    with pytest.raises(AccelError) as info:
+        Session(target=target).execute(code, "cell[1]")
+    return info.value.headline()
+
+
+@pytest.mark.parametrize("code", SAME_ERRORS)
+def test_numpy_errors_carry_the_interpreters_numbers(code):
+    assert _headline("numpy", code) == _headline("interp", code)
+
+
+@pytest.mark.parametrize("code", [SAME_ERRORS[3], SAME_ERRORS[4], SAME_ERRORS[9],
+                                  SAME_ERRORS[15]])
+def test_cpu_errors_carry_the_interpreters_numbers(code):
+    assert _headline("cpu", code) == _headline("interp", code)
+
+
+def test_a_doubling_loop_stops_with_out_of_memory_at_the_limit(session, monkeypatch):
+    from accel_kernel import OutOfMemory
+    from accel_kernel.runtime import memory
+    monkeypatch.setattr(memory, "available_bytes", lambda: 1 << 20)   # 1 MiB left
+    with pytest.raises(OutOfMemory, match=r"\+\+ needs .* but only 1.0 MiB") as info:
+        session.execute("loop acc = [1.0] for i < 60 do acc ++ acc", "cell[1]")
+    assert info.value.span.location() == "cell[1]:1:32"     # `acc ++ acc`
+    with pytest.raises(OutOfMemory, match="concat needs"):
+        session.execute("loop acc = [1] for i < 60 do concat acc acc", "cell[1]")
+    assert session.execute("length (loop acc = [1] for i < 10 do acc ++ acc)", "c").text == "1024"

@@ -149,13 +149,5 @@ def plain_error(ename: str, message: str) -> dict[str, Any]:
             "traceback": [f"{RED}{ename}: {lines[0]}{RESET}", *lines[1:]]}
 
 
-def internal_error(exc: BaseException) -> dict[str, Any]:
-    """A Python exception from inside accel_kernel: one line, and a hint to report it."""
-    summary = f"{type(exc).__name__}: {exc}".split("\n")[0]
-    return plain_error("InternalError",
-                       f"the accel kernel failed inside ({summary}). This is a bug: please "
-                       "report it with the cell that caused it. The kernel is still running.")
-
-
 def _e(text: str) -> str:
     return html.escape(text, quote=True)

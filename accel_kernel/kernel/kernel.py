@@ -5,7 +5,12 @@
 code (`magics.split_cell`), runs them in order, and turns results into messages: the value of
 the last code run as `execute_result` (`display.result_bundle`), notes as stdout, errors as an
 `error` message whose traceback is the accel headline, source line and caret. A Python
-exception from our insides becomes an `InternalError` reply; the kernel stays alive.
+exception from our insides becomes an `InternalError` reply (its traceback goes to the
+kernel's log, not to the notebook); the kernel stays alive.
+
+A cell is one transaction, meta-command lines included: every `%` line is checked before
+anything runs, and if any line fails the session is put back as it was before the cell
+(globals and target), so a failed cell commits nothing.
 
 Interrupts: during a cell a SIGINT handler sets `session.cancel`, so the evaluator stops with
 `errors.Interrupted` at its next check (kernelspec `interrupt_mode: signal`).
@@ -28,7 +33,8 @@ import ipykernel.ipkernel  # noqa: F401
 import comm
 from ipykernel.kernelbase import Kernel
 
-from ..lang.errors import AccelError
+from ..boundary import internal_error
+from ..lang.errors import AccelError, InternalError
 from ..targets import DEFAULT_TARGET
 from . import display, magics
 
@@ -155,6 +161,10 @@ class AccelKernel(Kernel):
         try:
             with self._cancel_on_sigint():
                 output = self._run_cell(code, name, silent)
+        except InternalError as err:           # our bug, caught at the session's boundary
+            (self.log or logging.getLogger(__name__)).error(
+                "internal error in %s:\n%s", name, err.details)
+            error = display.error_content(err)
         except AccelError as err:
             error = display.error_content(err)
         except magics.MagicError as err:
@@ -163,9 +173,9 @@ class AccelKernel(Kernel):
             error = display.plain_error("NotImplementedError", str(err))
         except KeyboardInterrupt:
             error = display.plain_error("Interrupted", "interrupted by the user")
-        except Exception as err:   # our bug: never show a Python traceback, keep running
+        except Exception as err:   # our bug outside the session: one line, keep running
             (self.log or logging.getLogger(__name__)).exception("internal error in %s", name)
-            error = display.internal_error(err)
+            error = display.error_content(internal_error(err, "kernel", self.accel.target))
         if store_history and not silent:
             self.history.add(count, code, output)
         if error is not None:
@@ -178,6 +188,17 @@ class AccelKernel(Kernel):
     def _run_cell(self, code: str, name: str, silent: bool) -> str | None:
         """Run the segments of a cell in order; returns the text/plain of its result."""
         segments = magics.split_cell(code)
+        for segment in segments:             # a misspelt `%` line fails before anything runs
+            if segment.magic is not None:
+                magics.check_magic(segment.magic)
+        snapshot = self.accel.snapshot()
+        try:
+            return self._run_segments(segments, name, silent)
+        except BaseException:                # interrupts too: the cell commits nothing
+            self.accel.restore(snapshot)
+            raise
+
+    def _run_segments(self, segments: list, name: str, silent: bool) -> str | None:
         code_segments = [s for s in segments if s.code is not None]
         last_code = code_segments[-1] if code_segments else None
         shown: str | None = None
@@ -224,7 +245,8 @@ class AccelKernel(Kernel):
             except AccelError as err:
                 replies[key] = {"status": "error", **display.error_content(err)}
             except Exception as err:
-                replies[key] = {"status": "error", **display.internal_error(err)}
+                internal = internal_error(err, "kernel", self.accel.target)
+                replies[key] = {"status": "error", **display.error_content(internal)}
         return replies
 
     def _send_stdout(self, text: str) -> None:

@@ -6,6 +6,10 @@ cell magic. `run_magic` runs one meta-command against a `Session` and returns a 
 (text for stdout, mime bundles with their metadata to display); the kernel only sends those
 as messages.
 
+A cell is one transaction: the kernel checks every `%` line's name (`check_magic`) before
+running any line, and when a line fails it restores the session's globals and target as they
+were before the cell (`Session.snapshot`/`restore`), so nothing of a failed cell is kept.
+
 Errors: an unknown or misused meta-command raises `MagicError` (ename `MagicError`); a
 meta-command that later issues bring (`%load`, ...) raises `NotImplementedError` naming the
 feature; `%time`, `%stages`, `%show` and `%step` let the `AccelError` of their expression
@@ -395,13 +399,20 @@ def help_text() -> str:
     return "\n".join(lines) + "\n\n" + _LANGUAGE_REMINDER + "\n"
 
 
-def run_magic(call: MagicCall, ctx: MagicContext) -> MagicOutput:
-    """Run one meta-command. Raises MagicError, NotImplementedError or AccelError."""
+def check_magic(call: MagicCall) -> Magic:
+    """The meta-command a call names; MagicError when there is none (checked for every `%`
+    line of a cell before any line runs, so a misspelt one fails the cell at once)."""
     magic = MAGICS.get(call.name)
     prefix = "%%" if call.cell else "%"
     if magic is None or (call.cell != (magic.usage.startswith("%%"))):
         known = ", ".join(m.usage.split()[0] for m in MAGICS.values())
         raise MagicError(f"unknown meta-command {prefix}{call.name}; known: {known}")
+    return magic
+
+
+def run_magic(call: MagicCall, ctx: MagicContext) -> MagicOutput:
+    """Run one meta-command. Raises MagicError, NotImplementedError or AccelError."""
+    magic = check_magic(call)
     if _wants_help(call.args):
         more = magic.details() if magic.details is not None else ""
         return MagicOutput(stdout=[f"{magic.usage}\n    {magic.summary}\n{more}"])

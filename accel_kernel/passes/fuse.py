@@ -26,8 +26,9 @@ written out. The rules, each logged under its name:
 - KERNEL: a kernel is made (one statement alone is still a kernel); its outputs are the
   values read outside it (MATERIALISE, logged per value, saying who reads it).
 - REFUSE: a statement that could have joined an open kernel but did not, and why (it needs a
-  value the kernel makes as a whole, a value bound after the kernel, or the kernel already
-  ends in a scan or filter). Never by duplicating work: a value used by two consumers is
+  value the kernel makes as a whole, a value bound after the kernel, the kernel already
+  ends in a scan or filter, or it is a `gather` and an `assert` (the check of its indices)
+  comes between them: the check runs first, so the error is the check's). Never by duplicating work: a value used by two consumers is
   computed once per element and written out if a reader is outside.
 
 Everything else (scalar code, library functions, descriptors, asserts, `if` and `loop`, whose
@@ -38,7 +39,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..ir.flat import (Atom, Block, Filter, FlatForm, FlatProgram, FVar, Gather, If, Iota,
+from ..ir.flat import (Assert, Atom, Block, Filter, FlatForm, FlatProgram, FVar, Gather, If, Iota,
                        Kernel, Library, Loop, Map, Project, Reduce, Regular, Replicate, Reshape,
                        ScalarFn, ScalarRep, Scan, SegmentIds, SegmentIota, SegReduce, Stmt,
                        TupleRep, Values, blocks_of)
@@ -148,6 +149,7 @@ class Fuser:
     def __init__(self, ctx: PassContext):
         self.ctx = ctx
         self.count = 0
+        self._checked_after: set[int] = set()
 
     # ------------------------------------------------------------------ the program
     def program(self, program: FlatProgram) -> FlatProgram:
@@ -155,6 +157,13 @@ class Fuser:
 
     def block(self, block: Block) -> Block:
         stmts = [self._nested(s) for s in block.stmts]
+        saved, self._checked_after = self._checked_after, set()   # items an assert follows
+        try:
+            return self._block(block, stmts)
+        finally:
+            self._checked_after = saved
+
+    def _block(self, block: Block, stmts: list[Stmt]) -> Block:
         items: list[Stmt | _Group] = []
         bound_at: dict[str, int] = {}           # name -> index of the item that binds it
         for stmt in stmts:
@@ -169,6 +178,8 @@ class Fuser:
             index = items.index(group) if group is not None else len(items) - 1
             for t in stmt.targets:
                 bound_at[t.name] = index
+            if isinstance(stmt.op, Assert):    # a later statement joins no kernel before it
+                self._checked_after.update(range(len(items) - 1))
         outside = _reads_outside(items, block.result)
         out = [self._kernel(item, outside) if isinstance(item, _Group) else item
                for item in items]
@@ -304,6 +315,9 @@ class Fuser:
         late = sorted(n for n in reads - group.made if bound_at.get(n, -1) >= position)
         if late:
             return None, f"reads {', '.join(late)}, bound after the kernel starts"
+        if position in self._checked_after and isinstance(stmt.op, Gather):
+            # the assert checks the gather's indices: the gather must not run before it
+            return None, "an assert between the kernel and this gather must run first"
         if rule in ("FUSE-REDOMAP", "FUSE-SCANOMAP", "FUSE-FILTER", "FUSE-ROWS",
                     "FUSE-SEGMENTED"):
             self._terminal(group, stmt)

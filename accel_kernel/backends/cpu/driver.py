@@ -22,6 +22,8 @@ from typing import Any, Mapping
 import numpy as np
 
 from ...ir import flat as F
+from ...ir.assert_message import FIELD
+from ...lang.errors import AccelError, OutOfMemory
 from ...runtime.cancel import CancelToken
 from ...runtime.memory import Memory
 from ..numpy.costs import Counters, count, lib_cost
@@ -94,6 +96,10 @@ def _executor_class(compiled: Compiled) -> type:
     class CpuExecutor(Executor):
         """Host statements as the numpy target runs them; kernels compiled."""
 
+        def __init__(self, *args: Any) -> None:
+            super().__init__(*args)
+            self.kernel_of: dict[str, F.Stmt] = {}   # a kernel's inner value -> the kernel
+
         def atom(self, atom: F.Atom) -> Any:
             value = super().atom(atom)
             if isinstance(value, _Unrun):
@@ -114,12 +120,18 @@ def _executor_class(compiled: Compiled) -> type:
             return super()._length(stmt, op)
 
         def _kernel(self, stmt: F.Stmt, op: F.Kernel) -> Any:
+            self.kernel_of.update({t.name: stmt for s in op.body.stmts for t in s.targets})
             kernel = compiled.code.kernels[stmt.id]
             host = getattr(compiled.module, kernel.name + "_host")
             args = [_kernel_arg(self.atom(F.FVar(name, None))) for name in kernel.inputs]
             compiled_before = _signatures(compiled.module, kernel.name)
             before = _compile_time(compiled.module, kernel.name) if compiled_before else 0.0
-            values, err = host(*args, compiled.memory.alloc)
+            try:
+                values, err = host(*args, compiled.memory.alloc)
+            except OutOfMemory as error:        # a buffer too large, refused before it was made
+                if error.span is None:
+                    error.span = stmt.span
+                raise
             if _signatures(compiled.module, kernel.name) != compiled_before:
                 compiled.compile_seconds += \
                     _compile_time(compiled.module, kernel.name) - before
@@ -131,6 +143,24 @@ def _executor_class(compiled: Compiled) -> type:
             if err is not None:
                 compiled.code.errors.raise_if_failed(err)
             return values[0] if len(values) == 1 else tuple(values)
+
+        def assert_message(self, stmt: F.Stmt, op: F.Assert, ok: Any) -> str:
+            """As the numpy target words it: the values a kernel kept to itself are
+            computed again, statement by statement as the numpy target runs a kernel (only
+            when an assert failed, so never on the way of a correct program)."""
+            saved = self.env
+            wanted = {m.group(1) for m in FIELD.finditer(op.message)} - set(saved)
+            for kernel in {id(k): k for n in wanted if (k := self.kernel_of.get(n))}.values():
+                self.env = self.env.new_child({})
+                try:
+                    for inner in kernel.op.body.stmts:
+                        self._bind(inner, self._ops[type(inner.op)](inner, inner.op))
+                except AccelError:       # the values before the failing one are kept
+                    pass
+            try:
+                return super().assert_message(stmt, op, ok)
+            finally:
+                self.env = saved
 
         # library functions compiled where their arguments allow (library.py), else numpy's
         def _library(self, stmt: F.Stmt, op: F.Library) -> Any:

@@ -24,9 +24,10 @@ from ...lang import ast
 from ...lang import types as T
 from ...lang.errors import AccelError, AccelIndexError, AccelNameError, Interrupted, SizeError
 from ...runtime.cancel import CancelToken
+from ...runtime.memory import check_allocation
 from . import scalars
 from .costs import InterpCosts
-from .library import CONSTANTS, LIBRARY, TYPE_CONSTANTS
+from .library import CONSTANTS, ELEMENT_BYTES, LIBRARY, SLOT_BYTES, TYPE_CONSTANTS
 from .model import (BuiltinFunc, Closure, DefFunc, OperatorFunc, Partial, TypeSubst, Value,
                     is_function)
 from .patterns import bind, bind_sizes, check_sizes
@@ -229,6 +230,9 @@ class Interpreter:
         if int(step) == 0:
             raise SizeError("range step is 0", node.span)
         stop = int(end) + ((1 if int(step) > 0 else -1) if node.inclusive else 0)
+        sign = 1 if int(step) > 0 else -1      # (len() of a range past 2**63 overflows)
+        count = max(0, (stop - int(start) + int(step) - sign) // int(step))
+        check_allocation(count * ELEMENT_BYTES, f"a range of {count} elements", node.span)
         cls, out = type(start), []
         for i, x in enumerate(range(int(start), stop, int(step))):
             if i % 1024 == 0:
@@ -272,6 +276,7 @@ class Interpreter:
 
     def _operator(self, op: str, left: Value, right: Value, span) -> Value:
         if op == "++":
+            check_allocation(2 * (len(left) + len(right)) * SLOT_BYTES, "++", span)  # copies
             result = list(left) + list(right)
             self.costs.builtin("concat", [left, right], result)
             return result

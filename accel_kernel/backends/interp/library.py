@@ -16,6 +16,7 @@ from typing import Any, Callable, Protocol
 import numpy as np
 
 from ...lang.errors import SizeError
+from ...runtime.memory import check_allocation
 from . import scalars
 from .costs import InterpCosts
 from .model import BuiltinFunc, Sequence, Value
@@ -35,9 +36,18 @@ def _length_check(name: str, *arrays: list) -> None:
         raise SizeError(f"{name}: array lengths differ ({shown})")
 
 
-def _count(name: str, n: Value) -> int:
+# What one element of a list the interpreter builds costs: the list's slot, plus the element
+# object when each element is a new one (a numpy scalar: 32 bytes).
+SLOT_BYTES = 8
+ELEMENT_BYTES = SLOT_BYTES + 32
+
+
+def _count(name: str, n: Value, element_bytes: int = ELEMENT_BYTES) -> int:
+    """A size argument: SizeError when negative, OutOfMemory (before anything is built) when
+    `n` elements of `element_bytes` each do not fit in the memory available."""
     if int(n) < 0:
         raise SizeError(f"{name}: negative size {int(n)}")
+    check_allocation(int(n) * element_bytes, f"{name} {int(n)}")
     return int(n)
 
 
@@ -112,7 +122,7 @@ def _iota(it: Runner, n: Value) -> list:
 
 
 def _replicate(it: Runner, n: Value, x: Value) -> list:
-    count = _count("replicate", n)
+    count = _count("replicate", n, SLOT_BYTES)       # every slot holds the same `x`
     it.tick()
     return [x] * count
 
@@ -197,6 +207,7 @@ def _flatten(it: Runner, xss: list) -> list:
 
 
 def _concat(it: Runner, xs: list, ys: list) -> list:
+    check_allocation(2 * (len(xs) + len(ys)) * SLOT_BYTES, "concat")   # (copies, result)
     return list(xs) + list(ys)
 
 

@@ -23,10 +23,12 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from ...ir import flat as F
+from ...ir.assert_message import format_message
 from ...lang import types as T
 from ...lang.errors import (AccelError, AccelIndexError, DivisionByZero, Interrupted,
                            SizeError)
 from ...runtime.cancel import CancelToken
+from ...runtime.memory import check_allocation
 from . import library as lib
 from .costs import Counters, count, lib_cost, log_depth
 from .rows import (align, as_segs, check_indices, check_lengths, coerce, first_leaf,
@@ -191,6 +193,7 @@ class Executor:
         n = self.atom(op.n)
         if int(n) < 0:
             raise SizeError(f"iota: negative size {int(n)}", stmt.span)
+        check_allocation(int(n) * np.asarray(n).dtype.itemsize, f"iota {int(n)}", stmt.span)
         self._cost(stmt, int(n), 1)
         return np.arange(int(n), dtype=np.asarray(n).dtype)
 
@@ -198,6 +201,7 @@ class Executor:
         n, x = self.atom(op.n), self.atom(op.x)
         if int(n) < 0:
             raise SizeError(f"replicate: negative size {int(n)}", stmt.span)
+        check_allocation(int(n) * _nbytes(x), f"replicate {int(n)}", stmt.span)
         self._cost(stmt, int(n) * count(x), 1)
         return replicate(x, int(n))
 
@@ -269,6 +273,9 @@ class Executor:
         if len(negative):
             name, first = size_error_name(stmt.span), int(sizes[negative[0]])
             raise SizeError(f"{name}: negative size {first}", stmt.span)
+        total = int(np.sum(sizes, dtype=np.float64))        # (an i64 sum may wrap around)
+        check_allocation(total * 8, f"{size_error_name(stmt.span)}: {total} elements in all",
+                         stmt.span)
         self._cost(stmt, len(sizes), log_depth(len(sizes)))
         return sizes_to_offsets(sizes)
 
@@ -279,11 +286,15 @@ class Executor:
 
     def _segmentids(self, stmt: F.Stmt, op: F.SegmentIds) -> Any:
         offsets = self.atom(op.offsets)
+        check_allocation(int(offsets[-1]) * 8, f"segment_ids of {int(offsets[-1])} elements",
+                         stmt.span)
         self._cost(stmt, int(offsets[-1]) + len(offsets) - 1, log_depth(int(offsets[-1])))
         return segment_ids(offsets)
 
     def _segmentiota(self, stmt: F.Stmt, op: F.SegmentIota) -> Any:
         offsets = self.atom(op.offsets)
+        check_allocation(int(offsets[-1]) * 8, f"segment_iota of {int(offsets[-1])} elements",
+                         stmt.span)
         self._cost(stmt, int(offsets[-1]) + len(offsets) - 1, log_depth(int(offsets[-1])))
         return segment_iota(offsets)
 
@@ -380,8 +391,17 @@ class Executor:
         ok = self.atom(op.ok)
         self._cost(stmt, count(ok), log_depth(count(ok)))
         if not np.all(ok):
-            raise ERRORS[op.kind](op.message, stmt.span)
+            raise ERRORS[op.kind](self.assert_message(stmt, op, ok), stmt.span)
         return ()
+
+    def assert_message(self, stmt: F.Stmt, op: F.Assert, ok: Any) -> str:
+        """The failed assert's message with its numbers filled in (`ir.assert_message`); a
+        negative size names the library function of the statement's source text, as the
+        interpreter does."""
+        message = format_message(op.message, ok, lambda name: self.env[name])
+        if message.startswith("negative size"):
+            message = f"{size_error_name(stmt.span)}: {message}"
+        return message
 
     def _loop(self, stmt: F.Stmt, op: F.Loop) -> Any:
         if op.bound is None and op.cond is None:
@@ -406,3 +426,12 @@ class Executor:
 
 
 # ---------------------------------------------------------------- helpers
+
+
+def _nbytes(value: Any) -> int:
+    """The bytes of a flat value (its arrays' buffers), for the memory check of a copy."""
+    if isinstance(value, tuple):
+        return sum(_nbytes(v) for v in value)
+    if isinstance(value, Segs):
+        return value.offsets.nbytes + _nbytes(value.values)
+    return int(np.asarray(value).nbytes)

@@ -15,11 +15,14 @@ import numpy as np
 
 from ...ir.flat import (OFFSETS, Assert, Const, FVar, Index, Library, Rebuild, Regular, Reshape,
                         ScalarRep, SegGather, Segmented, SizesToOffsets)
+from ...ir.assert_message import fill
 from ...lang import ast
 from ..regularity import nest_of
 from ..shape_terms import Generate, SizeLit, index_vars
 from .context import Env, Leaf, Level, leaves, map_leaves, zip_leaves
 from .reps import as_irregular, generalise, row_rep, stack_regular
+
+INDEX_MESSAGE = "index {i} out of bounds for array of length {n}"   # the interpreter's words
 
 _NP = {"bool": np.bool_, "i32": np.int32, "i64": np.int64, "f32": np.float32, "f64": np.float64}
 
@@ -196,7 +199,8 @@ class ArrayRules:
                 else:
                     ok = self.mapf("\\i -> 0 <= i && i < m", [i.atom], "bool", "ok", m=m)
                     flat = self.mapf("\\r i -> r * m + i", [rows, i.atom], "i64", "at", m=m)
-                self.b.check(Assert(ok, "IndexError", "index out of bounds"))
+                self.b.check(Assert(ok, "IndexError", fill(INDEX_MESSAGE, {"i": i.atom,
+                                                                          "n": m})))
                 out = self.gather(self.values(x), flat, "elem")
             return self.split(out, home)
         if i.level is None:
@@ -217,7 +221,8 @@ class ArrayRules:
         home = self.check_home([xs, lo, hi, n], env)
         with self.b.at_node(e):
             self._bounds([lo, hi, n], "0 <= lo && lo <= hi && hi <= n", home, "IndexError",
-                         "slice out of bounds", names=("lo", "hi", "n"))
+                         "slice {lo}:{hi} out of bounds for array of length {n}",
+                         names=("lo", "hi", "n"))
             count = self._scalar_of([hi, lo], "hi - lo", home, names=("hi", "lo"))
             rule = "SLICE" if home is None else "LIFT-SLICE"
             with self.b.rule(rule, e, "the elements lo .. hi - 1: a gather"):
@@ -236,8 +241,11 @@ class ArrayRules:
 
     def _bounds(self, args: list[Leaf], body: str, home: Level | None, kind: str,
                 message: str, names: tuple[str, ...]) -> None:
+        """Assert `body` over `args` (named `names`); `{name}` in `message` shows the value
+        of that argument where the check failed (`ir.assert_message`)."""
         if all(a.level is None for a in args):
             free = {k: a.atom for k, a in zip(names, args)}
+            shown = dict(free)
             if home is not None:          # one value for every point: only if there is one
                 body, free["pts"] = f"pts == 0 || ({body})", self.points(home)
             ok = self.scalarf(body, "bool", "ok", **free)
@@ -245,9 +253,10 @@ class ArrayRules:
             lifted = [(k, self.to_level(a, home).atom) for k, a in zip(names, args)
                       if a.level is not None]
             free = {k: a.atom for k, a in zip(names, args) if a.level is None}
+            shown = {**free, **dict(lifted)}
             text = "\\" + " ".join(k for k, _ in lifted) + " -> " + body
             ok = self.mapf(text, [a for _, a in lifted], "bool", "ok", **free)
-        self.b.check(Assert(ok, kind, message))
+        self.b.check(Assert(ok, kind, fill(message, shown)))
 
     def slice_rows(self, xs: Any, lo: Leaf, count: Leaf, home: Level | None) -> Any:
         """Every point's elements lo .. lo + count - 1 (bounds checked before)."""
@@ -351,7 +360,7 @@ class ArrayRules:
         i, rest = indices[0], indices[1:]
         n = self.lengths_of(xs)
         ok = self.scalarf("0 <= i && i < n", "bool", "ok", i=i.atom, n=n.atom)
-        self.b.check(Assert(ok, "IndexError", "index out of bounds"))
+        self.b.check(Assert(ok, "IndexError", fill(INDEX_MESSAGE, {"i": i.atom, "n": n.atom})))
         if rest:
             row = self.index_value(xs, i, e, env)
             v = self._update0(row, rest, v, e, env)
@@ -379,8 +388,8 @@ class ArrayRules:
     def update_lifted(self, xs: Any, i: Leaf, v: Any, node: ast.Node, env: Env) -> Any:
         xs = self.to_level(xs, env.level)
         n = self.lengths_of(xs)
-        self._bounds([i, n], "0 <= i && i < n", env.level, "IndexError",
-                     "index out of bounds", names=("i", "n"))
+        self._bounds([i, n], "0 <= i && i < n", env.level, "IndexError", INDEX_MESSAGE,
+                     names=("i", "n"))
         def one_row(x: Leaf) -> Leaf:      # a one-element array per point
             x = self.to_level(x, env.level)
             return Leaf(self.b.emit(Reshape(x.atom, self.points(env.level)),

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...ir import core
+from ...ir.assert_message import field
 from ...ir.flat import Assert, Const, FVar, Literal, Regular, Reshape, ScalarRep, TupleRep
 from ...lang import ast
 from ...lang import types as T
@@ -380,7 +381,7 @@ class Expressions:
             m = self.lookup(env, elem.size).atom if isinstance(elem.size, str) \
                 else Const(elem.size, "i64")
         ok = self.mapf("\\l -> l == m", [lens], "bool", "ok", m=m)
-        self.b.check(Assert(ok, "SizeError", "the rows differ in length"))
+        self.b.check(Assert(ok, "SizeError", _expected(elem.size, m, lens)))
         flat = self.values(x)
         rows = self.b.emit(Reshape(flat, self.length(x)), Regular(flat.rep.elem,
                                                                   flat.rep.rank + 1), "rows")
@@ -396,6 +397,7 @@ class Expressions:
             if not isinstance(known, Leaf):
                 return env.bind(size, length)
             expected = known
+        got, want = length.atom, expected.atom
         if length.level is None and expected.level is None and level is not None:
             ok = self.scalarf("p == 0 || l == n", "bool", "ok", l=length.atom,
                               n=expected.atom, p=self.points(level))
@@ -407,10 +409,9 @@ class Expressions:
             ok = self.mapf("\\n -> l == n", [expected.atom], "bool", "ok", l=length.atom)
         else:
             home = self._deepest([length.level, expected.level], env)
-            a, b = self.to_level(length, home).atom, self.to_level(expected, home).atom
-            ok = self.mapf("\\l n -> l == n", [a, b], "bool", "ok")
-        what = f"size {size}" if isinstance(size, str) else f"{size} elements"
-        self.b.check(Assert(ok, "SizeError", f"the array does not have the {what}"))
+            got, want = self.to_level(length, home).atom, self.to_level(expected, home).atom
+            ok = self.mapf("\\l n -> l == n", [got, want], "bool", "ok")
+        self.b.check(Assert(ok, "SizeError", _expected(size, want, got)))
         return env
 
     # ------------------------------------------------------------------ literals and indexing
@@ -445,3 +446,11 @@ def _component(value: Any, k: int, rep: Any) -> Any:
     if isinstance(value, tuple):
         return value[k]
     return [_component(v, k, rep) for v in value]
+
+
+def _expected(size: str | int, want: Any, got: Any) -> str:
+    """The interpreter's message for a size annotation not met, as an assert's template:
+    `expected 2 elements for size n, got 3` (`expected 2 elements, got 3` for a literal)."""
+    if isinstance(size, str):
+        return f"expected {field(want)} elements for size {size}, got {field(got)}"
+    return f"expected {size} elements, got {field(got)}"

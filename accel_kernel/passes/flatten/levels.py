@@ -272,7 +272,7 @@ class LevelOps:
         if n.level is not None and uniform:
             ok = self.mapf("\\k -> k >= 0", [n.atom], "bool", "ok")  # type: ignore[list-item]
             from ...ir.flat import Assert
-            self.b.check(Assert(ok, "SizeError", "negative size"))
+            self.b.check(Assert(ok, "SizeError", "negative size {" + n.atom.name + "}"))
             m = self.b.emit(Reduce(self.lam("\\a b -> max a b"), Const(0, "i64"), n.atom),
                             I64, "m")                                   # type: ignore[arg-type]
             n = Leaf(m)

@@ -16,6 +16,7 @@ from typing import Any
 from ...ir.flat import (OFFSETS, Assert, Filter, FVar, Iota, Map, Rebuild, Reduce, Regular,
                         Replicate, Scan, ScalarRep, SegFilter, SegReduce, SegScan, Segmented,
                         TupleRep)
+from ...ir.assert_message import field
 from ...lang import ast
 from ...lang import types as T
 from .context import Env, FunVal, Leaf, Level, TupleVal, leaves, map_leaves, zip_leaves
@@ -70,7 +71,7 @@ class LibraryRules:
     def map_values(self, f: Any, arrays: list[Any], node: ast.Node, env: Env) -> Any:
         arrays = [self._home(a, env) for a in arrays]
         if len(arrays) > 1:
-            self.same_lengths(arrays, node, env, "map")
+            self.same_lengths(arrays, node, env, _called(node, "map"))
         flat = [leaf for a in arrays for leaf in leaves(a)]
         with self.b.rule("MAP", node) as entry:
             level, rows = self.enter_rows(flat, env.level)
@@ -90,17 +91,22 @@ class LibraryRules:
     def same_lengths(self, arrays: list[Any], node: ast.Node, env: Env, what: str) -> None:
         lengths = [self.lengths_of(a) for a in arrays]
         first = lengths[0]
+        unlifted = all(n.level is None for n in lengths)
         for other in lengths[1:]:
             a, b = first, other
             if a.level is None and b.level is None:
                 if a.atom == b.atom:
                     continue
                 ok = self.scalarf("a == b", "bool", "ok", a=a.atom, b=b.atom)
+                shown = [a.atom, b.atom]
             else:
                 home = self._deepest([a.level, b.level], env)
-                ok = self.mapf("\\a b -> a == b", [self.to_level(a, home).atom,
-                                                    self.to_level(b, home).atom], "bool", "ok")
-            self.b.check(Assert(ok, "SizeError", f"{what}: array lengths differ"))
+                shown = [self.to_level(a, home).atom, self.to_level(b, home).atom]
+                ok = self.mapf("\\a b -> a == b", shown, "bool", "ok")
+            # the interpreter's words: `(2 and 3)`, or all the lengths `[2, 3, 3]`
+            details = f"{field(shown[0])} and {field(shown[1])}" if len(lengths) == 2 \
+                or not unlifted else "[" + ", ".join(field(n.atom) for n in lengths) + "]"
+            self.b.check(Assert(ok, "SizeError", f"{what}: array lengths differ ({details})"))
 
     def lib_generate(self, args, node, env):
         return self.generate_values(args[0], args[1], node, env)
@@ -339,7 +345,7 @@ class LibraryRules:
 
     def lib_zip(self, args, node, env):
         arrays = [self._home(a, env) for a in args]
-        self.same_lengths(arrays, node, env, "zip")
+        self.same_lengths(arrays, node, env, _called(node, "zip"))
         with self.b.rule("TUPLE-F", node, "an array of tuples is a tuple of arrays: nothing "
                          "to compute"):
             return TupleVal(tuple(arrays))
@@ -398,3 +404,9 @@ def _lifted(rep):
     if isinstance(rep, TupleRep):
         return TupleRep(tuple(_lifted(p) for p in rep.parts))
     return rep
+
+
+def _called(node: ast.Node, default: str) -> str:
+    """The library function a check's message names: `map2`, `zip3`, ... as written."""
+    fn = getattr(node, "fn", None)
+    return fn.name if isinstance(fn, ast.Var) and fn.name.startswith(default) else default

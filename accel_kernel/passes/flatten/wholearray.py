@@ -134,7 +134,8 @@ class WholeArrayRules:
     def _count_check(self, n: Leaf, length: Leaf, name: str, env: Env) -> None:
         home = self.check_home([n, length], env)
         self._bounds([n, length], "0 <= k && k <= n", home, "SizeError",
-                     f"{name}: count out of range", names=("k", "n"))
+                     f"{name}: {{k}} is out of range for an array of length {{n}}",
+                     names=("k", "n"))
 
     def lib_take(self, args, node, env):
         n, xs = args[0], self._home(args[1], env)
