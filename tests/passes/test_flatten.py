@@ -274,8 +274,10 @@ def test_invariant_code_is_avoided():
     stage = flatten("def f (xs: []i64) (m: [][]i64) = map (\\x -> x + length (transpose m)) xs")
     assert any(step.rule == "AVOID" for step in stage.steps)
     f = form(stage, "f")
-    transpose = next(s for s in f.body.stmts if isinstance(s.op, F.Library))
+    transpose = next(s for s in statements(f.body) if isinstance(s.op, F.Library))
     assert transpose.op.name == "transpose"       # once, outside the map
+    guard = next(s for s in f.body.stmts if isinstance(s.op, F.If))   # only if xs has a row
+    assert transpose in guard.op.then.stmts
     assert json.dumps(flat_json(stage))           # the JSON view says which bindings
     bindings = flat_json(stage)["bindings"]
     assert bindings[transpose.targets[0].name]["representation"] == "avoided"

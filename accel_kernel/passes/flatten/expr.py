@@ -2,7 +2,8 @@
 
 `flatten(e, env)` first *avoids*: an expression whose free variables are all bound outside
 the innermost maps around it is computed once, at the deepest level it depends on (AVOID);
-inside a partition only code that cannot fail is moved out of it. Then scalar code becomes one
+inside a partition only code that cannot fail is moved out of it, and code that may fail
+runs only when the innermost map has a point (GUARD, `control.py`). Then scalar code becomes one
 operation (`scalar.py`), and every other form has its rule here, in `library.py` (applications
 of library functions) or in `control.py` (`if`, loops). Functions are values of the flattener
 (`FunVal`): a lambda is applied by binding its parameters and flattening its body where it is
@@ -66,7 +67,9 @@ class Expressions:
                 f"at map depth {home.level.depth}"
             with self.b.rule("AVOID", e, "invariant in the inner map(s): computed once, "
                              + where, inclusive=True):
-                return self._flatten_here(e, home)
+                if not self.partial(e, env, set()):
+                    return self._flatten_here(e, home)
+                return self.guarded(lambda at: self._flatten_here(e, at), env, home, e)
         return self._flatten_here(e, env)
 
     def _flatten_here(self, e: ast.Expr, env: Env) -> Any:

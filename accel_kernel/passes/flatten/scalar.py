@@ -313,6 +313,15 @@ class ScalarCode:
         if builder.partial and env.floor is not None and (home is None
                                                           or home.depth < env.floor.depth):
             home = position(env.floor, env.level)
+        if builder.partial and env.level is not None and home is not env.level:
+            # may fail and is moved out of the innermost map: only if it has a point (GUARD)
+            return self.guarded(lambda at: self._emit_at(at.level, body, builder, t, env,
+                                                         node, overs), env, env.at(home), node)
+        return self._emit_at(home, body, builder, t, env, node, overs)
+
+    def _emit_at(self, home: Level | None, body: ast.Expr, builder: "_Body",
+                 t: T.Type | None, env: Env, node: ast.Node, overs: list[Level]) -> Any:
+        params = list(builder.params.items())
         if home is None:
             fn = make_fn((), body, builder.free_reps())
             rep = _rep_of(t, None)
@@ -468,13 +477,13 @@ class _Body:
             return self.value(v, e.name if root else None)
         if isinstance(e, ast.Ascribe):
             return self.expr(e.expr, env, root)
-        if fl.inline_kind(e, env) is None:
+        if fl.inline_kind(e, env) is None:    # an operand: flattened on its own (AVOID)
             if isinstance(e, ast.Project):        # a component of an operand
-                v = fl.construct(e.expr, env)
+                v = fl.flatten(e.expr, env)
                 if isinstance(v, Leaf) and isinstance(v.atom, FVar):
                     v = fl.split(v.atom, v.level)
                 return self.value(v.parts[e.index] if isinstance(v, TupleVal) else v)
-            return self.value(fl.construct(e, env))
+            return self.value(fl.flatten(e, env))
         if isinstance(e, ast.BinOp):
             if e.op in PARTIAL_OPS:
                 self.partial = True
