@@ -5,7 +5,11 @@
   point": when no point reaches it (an empty array, an empty filter result, a branch no
   point takes, a loop no point enters), it does not run and its value is a placeholder of
   the right rep (empty arrays, zeros) that no point reads. One scalar comparison per moved
-  computation, not per element.
+  computation, not per element. Exact when every point of the level it moved to has as many
+  points below it as any other (regular levels between, or moved out of every map).
+- GUARD-POINTS: moved to a lifted level whose points differ in that (an irregular or
+  restricted level between): a partition of that level by whether a point lies below, the
+  code on the points that have one, placeholders on the others.
 - IF: a condition that is one unlifted scalar (outside every map, or avoided inside one)
   keeps an `If` operation; only the chosen block runs, and its blocks may hold lifted code.
 - LIFT-IF-PARTITION: a lifted condition splits the points of the level in two (`filter` of
