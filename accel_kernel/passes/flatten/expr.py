@@ -218,6 +218,8 @@ class Expressions:
         for node in ast.walk(e):
             if isinstance(node, (ast.Index, ast.Slice, ast.Update, ast.Range, ast.Loop)):
                 return True
+            if isinstance(node, ast.TArray) and node.size is not None:
+                return True                     # a size annotation: checked at run time
             if isinstance(node, (ast.BinOp, ast.OpFunc)) and node.op in PARTIAL_OPS:
                 return True
             if isinstance(node, ast.Var):

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ...ir import core
 from ...ir.flat import Const, FVar, Map, Regular, Scalar, ScalarFn, ScalarRep, TupleRep
 from ...ir.flat_printer import make_fn
 from ...lang import ast
@@ -159,8 +160,9 @@ class ScalarCode:
     # ------------------------------------------------------------------ SEQ-INNER
     def _classify_local_array(self, e: ast.Let, env: Env) -> str | None:
         """`let a = <array read element by element> in <scalar code>`."""
-        if not isinstance(e.pattern, ast.PVar) or not self.inner_array(e.value, env):
-            return None
+        if not isinstance(e.pattern, ast.PVar) or core.has_sizes(e.pattern.annot) \
+                or not self.inner_array(e.value, env):
+            return None                      # (a size annotation is a check to make)
         inner = Env({**env.scope, e.pattern.name: LocalArray(e.value, env)}, env.level,
                     env.trusted, env.floor)
         # no operands: an operand is flattened on its own and cannot read the local array
