@@ -67,7 +67,7 @@ class Expressions:
                 f"at map depth {home.level.depth}"
             with self.b.rule("AVOID", e, "invariant in the inner map(s): computed once, "
                              + where, inclusive=True):
-                if not self.partial(e, env, set()):
+                if self.is_function(e) or not self.partial(e, env, set()):
                     return self._flatten_here(e, home)
                 return self.guarded(lambda at: self._flatten_here(e, at), env, home, e)
         return self._flatten_here(e, env)
