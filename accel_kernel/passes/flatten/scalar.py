@@ -312,8 +312,8 @@ class ScalarCode:
         overs = [leaf.over for leaf in builder.free.values() if leaf.over is not None]
         if builder.partial and overs:      # may fail: only where its points exist
             home = self._deepest(levels + overs, env)
-        if builder.partial and env.floor is not None and (home is None
-                                                          or home.depth < env.floor.depth):
+        if builder.partial and env.floor is not None and home is not None \
+                and home.depth < env.floor.depth:       # on the branch's points only
             home = position(env.floor, env.level)
         if builder.partial and env.level is not None and home is not env.level:
             # may fail and is moved out of the innermost map: only if it has a point (GUARD)
