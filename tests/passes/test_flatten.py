@@ -274,11 +274,35 @@ def test_invariant_code_is_avoided():
     stage = flatten("def f (xs: []i64) (m: [][]i64) = map (\\x -> x + length (transpose m)) xs")
     assert any(step.rule == "AVOID" for step in stage.steps)
     f = form(stage, "f")
-    transpose = next(s for s in f.body.stmts if isinstance(s.op, F.Library))
+    transpose = next(s for s in statements(f.body) if isinstance(s.op, F.Library))
     assert transpose.op.name == "transpose"       # once, outside the map
+    guard = next(s for s in f.body.stmts if isinstance(s.op, F.If))   # only if xs has a row
+    assert transpose in guard.op.then.stmts
     assert json.dumps(flat_json(stage))           # the JSON view says which bindings
     bindings = flat_json(stage)["bindings"]
     assert bindings[transpose.targets[0].name]["representation"] == "avoided"
+
+
+def test_moved_code_that_may_fail_is_guarded_by_the_point_count():
+    text = ("def f (xs: []i64) (k: i64) = map (\\x -> x + reduce (+) 0 (iota k)) xs\n"
+            "def g (xs: []i64) (ys: []i64) = map (\\x -> x + length ys) xs")
+    stage = flatten(text)
+    assert any(step.rule == "GUARD" for step in stage.steps)
+    guard = next(s for s in form(stage, "f").body.stmts if isinstance(s.op, F.If))
+    assert any(isinstance(s.op, F.Iota) for s in guard.op.then.stmts)   # only if xs has one
+    assert not any(isinstance(s.op, F.Iota) for s in form(stage, "f").body.stmts)
+    assert not any(isinstance(s.op, F.If) for s in statements(form(stage, "g").body))
+    assert call_def(text, "f", [], -1) == ("[]",) * 2             # iota (-1) is not reached
+    assert call_def(text, "f", [1, 2], 3) == ("[4, 5]",) * 2
+
+
+def test_moved_code_runs_only_on_the_outer_points_that_reach_it():
+    text = ("def f (xss: [][]i64) (xs: []i64) = "
+            "map (\\x -> map (\\y -> xss[x]) (filter (\\z -> z > x) xs)) xs")
+    stage = flatten(text)
+    assert any(step.rule == "GUARD-POINTS" for step in stage.steps)
+    # x = 0 has one inner point (z = 5), x = 5 none: xss[5] is never read
+    assert call_def(text, "f", [[1], [2, 3]], [0, 5]) == ("[[[1]], []]",) * 2
 
 
 # ---------------------------------------------------------------- every construct

@@ -1,5 +1,15 @@
 """Rules for `if` and loops.
 
+- GUARD: code that may fail and was moved out of the innermost map around it (AVOID: it
+  reads only values of enclosing levels) runs inside an `If` on "the innermost level has a
+  point": when no point reaches it (an empty array, an empty filter result, a branch no
+  point takes, a loop no point enters), it does not run and its value is a placeholder of
+  the right rep (empty arrays, zeros) that no point reads. One scalar comparison per moved
+  computation, not per element. Exact when every point of the level it moved to has as many
+  points below it as any other (regular levels between, or moved out of every map).
+- GUARD-POINTS: moved to a lifted level whose points differ in that (an irregular or
+  restricted level between): a partition of that level by whether a point lies below, the
+  code on the points that have one, placeholders on the others.
 - IF: a condition that is one unlifted scalar (outside every map, or avoided inside one)
   keeps an `If` operation; only the chosen block runs, and its blocks may hold lifted code.
 - LIFT-IF-PARTITION: a lifted condition splits the points of the level in two (`filter` of
@@ -22,12 +32,13 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ...ir.flat import (Block, Const, Copy, Filter, FVar, If, Loop, Regular, Rep, ScalarRep,
-                        WriteRows)
+from ...ir.flat import (OFFSETS, Atom, Block, Const, Copy, Filter, FVar, If, Library, Literal,
+                        Loop, MakeTuple, Rebuild, Regular, Rep, Replicate, ScalarRep, Segmented,
+                        TupleRep, WriteRows)
 from ...lang import ast
 from ..shape_terms import Label
-from .context import Env, Leaf, Level, leaves, map_leaves
-from .reps import as_irregular, generalise
+from .context import Env, FunVal, Leaf, Level, leaves, map_leaves
+from .reps import as_irregular, generalise, row_rep
 
 I64 = ScalarRep("i64")
 IDS = Regular("i64", 1)
@@ -37,13 +48,114 @@ def _all_regular(reps: list[Rep]) -> bool:
     return all(isinstance(r, Regular) for r in reps)
 
 
+def _every_point_reaches(level: Level, home: Level) -> bool:
+    """Whether every point of `home` (an enclosing level in `level`'s chain) has as many
+    points of `level` below it as any other: only regular levels between them."""
+    probe: Level | None = level
+    while probe is not None and probe is not home:
+        if probe.kind != "regular":
+            return False
+        probe = probe.parent
+    return True
+
+
 def _rebuild(structure: Any, items: list[Any]) -> Any:
     it = iter(items)
     return map_leaves(structure, lambda _: next(it))
 
 
+_ZERO = {"bool": False, "f32": 0.0, "f64": 0.0}
+
+
 class ControlRules:
-    """Mixin of the flattener: `if_`, `loop`, `for_loop`, `while_loop`."""
+    """Mixin of the flattener: `guarded`, `if_`, `loop`, `for_loop`, `while_loop`."""
+
+    # ------------------------------------------------------------------ guards
+    def guarded(self, make: Callable[[Env], Any], env: Env, home: Env, node: ast.Node) -> Any:
+        """`make(home)`: code that may fail, moved from `env.level` up to `home.level`, run
+        only where a point of `env.level` reaches it (GUARD)."""
+        level = env.level
+        if home.level is not None and not _every_point_reaches(level, home.level):
+            return self._guarded_points(make, env, home, node)
+        n = self.points(level)
+        if isinstance(n, Const) and n.value > 0:
+            return make(home)
+        with self.b.block() as then:
+            value = make(home)
+        if isinstance(value, FunVal) or not then.stmts:
+            return value                         # nothing was computed: nothing to guard
+        with self.b.rule("GUARD", node, "may fail and was moved out of a map: runs only "
+                         "when the map has a point"):
+            reached = self.b.cached(("reached", level), lambda: self.scalarf(
+                "p > 0", "bool", "reached", p=self.points(level)))
+            items = leaves(value)
+            with self.b.block() as else_:
+                holders = [self.placeholder(x) for x in items]
+            targets = self.b.emit(If(reached, Block(tuple(then.stmts),
+                                                    tuple(x.atom for x in items)),
+                                     Block(tuple(else_.stmts), tuple(holders))),
+                                  [x.rep for x in items], "g")
+            return _rebuild(value, [Leaf(t, x.level, x.over) for t, x in zip(targets, items)])
+
+    def _guarded_points(self, make: Callable[[Env], Any], env: Env, home: Env,
+                        node: ast.Node) -> Any:
+        """GUARD-POINTS: the points of `home.level` differ in whether a point of
+        `env.level` lies below them (an irregular or restricted level between): the code
+        runs on those that have one (a partition of `home.level`); the others get
+        placeholders."""
+        with self.b.rule("GUARD-POINTS", node, "may fail and was moved out of a map whose "
+                         "extent differs per point: runs on the points that have a point of "
+                         "that map"):
+            mask = self.reaches(env.level, home.level)
+            shape: list[Any] = []
+
+            def then(inner: Env) -> Any:
+                shape.append(make(inner))
+                return shape[0]
+
+            def else_(inner: Env) -> Any:
+                return map_leaves(shape[0], lambda x: Leaf(self._empty(
+                    row_rep(x.rep) if x.level is not None else x.rep)))
+            return self.partition(Leaf(mask, home.level), then, else_, node, home)
+
+    def reaches(self, level: Level, home: Level) -> FVar:
+        """For every point of `home` (an enclosing level of `level`), whether a point of
+        `level` lies below it."""
+        def make() -> FVar:
+            if level.kind == "irregular" and level.parent is home:
+                return self.mapf("\\l -> l > 0", [self.lengths(level.offsets)], "bool",
+                                 "reach")
+            ids = self.ids_to(level, home)
+            falses = self.b.emit(Replicate(self.points(home), Const(False, "bool")),
+                                 Regular("bool", 1), "no")
+            trues = self.b.emit(Replicate(self.points(level), Const(True, "bool")),
+                                Regular("bool", 1), "yes")
+            return self.b.emit(Library("scatter", (falses, ids, trues)), Regular("bool", 1),
+                               "reach")
+        return self.b.cached(("reaches", level, home), make)
+
+    def placeholder(self, leaf: Leaf) -> Atom:
+        """A value of `leaf`'s rep (stacked over its level's points) that stands for a
+        value nothing reads: zeros and empty arrays."""
+        if leaf.level is None:
+            return self._empty(leaf.rep)
+        row = Leaf(self._empty(row_rep(leaf.rep)))
+        return self.coerce(self.to_level(row, leaf.level), leaf.rep).atom
+
+    def _empty(self, rep: Rep) -> Atom:
+        if isinstance(rep, ScalarRep):
+            return Const(_ZERO.get(rep.elem, 0), rep.elem)
+        if isinstance(rep, Regular):
+            if rep.rank == 1:
+                return self.b.emit(Literal([], rep), rep, "none")
+            return self.b.emit(Replicate(Const(0, "i64"), self._empty(Regular(rep.elem,
+                                                                            rep.rank - 1))),
+                               rep, "none")
+        if isinstance(rep, Segmented):
+            offs = self.b.emit(Literal([0], OFFSETS), OFFSETS, "none")
+            return self.b.emit(Rebuild(offs, self._empty(rep.inner)), rep, "none")
+        assert isinstance(rep, TupleRep)
+        return self.b.emit(MakeTuple(tuple(self._empty(p) for p in rep.parts)), rep, "none")
 
     # ------------------------------------------------------------------ if
     def if_(self, e: ast.If, env: Env) -> Any:

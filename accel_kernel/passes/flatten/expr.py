@@ -2,9 +2,10 @@
 
 `flatten(e, env)` first *avoids*: an expression whose free variables are all bound outside
 the innermost maps around it is computed once, at the deepest level it depends on (AVOID);
-inside a partition only code that cannot fail is moved out of it. Then scalar code becomes one
-operation (`scalar.py`), and every other form has its rule here, in `library.py` (applications
-of library functions) or in `control.py` (`if`, loops). Functions are values of the flattener
+code that may fail runs only when the innermost map has a point (GUARD, `control.py`), and
+inside a partition it is moved to an enclosing map's level only on the partition's points.
+Then scalar code becomes one operation (`scalar.py`), and every other form has its rule here,
+in `library.py` (applications of library functions) or in `control.py` (`if`, loops). Functions are values of the flattener
 (`FunVal`): a lambda is applied by binding its parameters and flattening its body where it is
 applied, so lambdas, partial applications and let-bound functions leave no trace.
 """
@@ -67,7 +68,9 @@ class Expressions:
                 f"at map depth {home.level.depth}"
             with self.b.rule("AVOID", e, "invariant in the inner map(s): computed once, "
                              + where, inclusive=True):
-                return self._flatten_here(e, home)
+                if self.is_function(e) or not self.partial(e, env, set()):
+                    return self._flatten_here(e, home)
+                return self.guarded(lambda at: self._flatten_here(e, at), env, home, e)
         return self._flatten_here(e, env)
 
     def _flatten_here(self, e: ast.Expr, env: Env) -> Any:
@@ -179,12 +182,14 @@ class Expressions:
         home = self._deepest(levels, env)
         if home is env.level:
             return env
-        if env.floor is not None and self.partial(e, env, set()):
-            floor = position(env.floor, env.level)
-            if home is None or home.depth < floor.depth:    # type: ignore[union-attr]
+        if env.floor is not None and home is not None and self.partial(e, env, set()):
+            floor = position(env.floor, env.level)          # lifted: only on the points
+            if home.depth < floor.depth:                    # of the branch (or loop)
                 home = floor
             if home is env.level:
                 return env
+        if home is None:        # computed once (under a GUARD if it may fail): no floor
+            return Env(env.scope, None, env.trusted, None)
         return env.at(home)
 
     def _free(self, e: ast.Node) -> set[str]:
@@ -216,6 +221,8 @@ class Expressions:
         for node in ast.walk(e):
             if isinstance(node, (ast.Index, ast.Slice, ast.Update, ast.Range, ast.Loop)):
                 return True
+            if isinstance(node, ast.TArray) and node.size is not None:
+                return True                     # a size annotation: checked at run time
             if isinstance(node, (ast.BinOp, ast.OpFunc)) and node.op in PARTIAL_OPS:
                 return True
             if isinstance(node, ast.Var):

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ...ir import core
 from ...ir.flat import Const, FVar, Map, Regular, Scalar, ScalarFn, ScalarRep, TupleRep
 from ...ir.flat_printer import make_fn
 from ...lang import ast
@@ -159,8 +160,9 @@ class ScalarCode:
     # ------------------------------------------------------------------ SEQ-INNER
     def _classify_local_array(self, e: ast.Let, env: Env) -> str | None:
         """`let a = <array read element by element> in <scalar code>`."""
-        if not isinstance(e.pattern, ast.PVar) or not self.inner_array(e.value, env):
-            return None
+        if not isinstance(e.pattern, ast.PVar) or core.has_sizes(e.pattern.annot) \
+                or not self.inner_array(e.value, env):
+            return None                      # (a size annotation is a check to make)
         inner = Env({**env.scope, e.pattern.name: LocalArray(e.value, env)}, env.level,
                     env.trusted, env.floor)
         # no operands: an operand is flattened on its own and cannot read the local array
@@ -310,9 +312,18 @@ class ScalarCode:
         overs = [leaf.over for leaf in builder.free.values() if leaf.over is not None]
         if builder.partial and overs:      # may fail: only where its points exist
             home = self._deepest(levels + overs, env)
-        if builder.partial and env.floor is not None and (home is None
-                                                          or home.depth < env.floor.depth):
+        if builder.partial and env.floor is not None and home is not None \
+                and home.depth < env.floor.depth:       # on the branch's points only
             home = position(env.floor, env.level)
+        if builder.partial and env.level is not None and home is not env.level:
+            # may fail and is moved out of the innermost map: only if it has a point (GUARD)
+            return self.guarded(lambda at: self._emit_at(at.level, body, builder, t, env,
+                                                         node, overs), env, env.at(home), node)
+        return self._emit_at(home, body, builder, t, env, node, overs)
+
+    def _emit_at(self, home: Level | None, body: ast.Expr, builder: "_Body",
+                 t: T.Type | None, env: Env, node: ast.Node, overs: list[Level]) -> Any:
+        params = list(builder.params.items())
         if home is None:
             fn = make_fn((), body, builder.free_reps())
             rep = _rep_of(t, None)
@@ -468,13 +479,13 @@ class _Body:
             return self.value(v, e.name if root else None)
         if isinstance(e, ast.Ascribe):
             return self.expr(e.expr, env, root)
-        if fl.inline_kind(e, env) is None:
+        if fl.inline_kind(e, env) is None:    # an operand: flattened on its own (AVOID)
             if isinstance(e, ast.Project):        # a component of an operand
-                v = fl.construct(e.expr, env)
+                v = fl.flatten(e.expr, env)
                 if isinstance(v, Leaf) and isinstance(v.atom, FVar):
                     v = fl.split(v.atom, v.level)
                 return self.value(v.parts[e.index] if isinstance(v, TupleVal) else v)
-            return self.value(fl.construct(e, env))
+            return self.value(fl.flatten(e, env))
         if isinstance(e, ast.BinOp):
             if e.op in PARTIAL_OPS:
                 self.partial = True
