@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ...ir.flat import (OFFSETS, Assert, Filter, FVar, Iota, Map, Rebuild, Reduce, Regular,
-                        Replicate, Scan, ScalarRep, SegFilter, SegReduce, SegScan, Segmented,
-                        TupleRep)
+from ...ir.flat import (OFFSETS, Assert, Const, Filter, FVar, Iota, Library, Map, Rebuild,
+                        Reduce, Regular, Replicate, Reshape, Scan, ScalarRep, SegFilter, SegReduce,
+                        SegScan, Segmented, TupleRep)
 from ...lang import ast
 from ...lang import types as T
 from .context import Env, FunVal, Leaf, Level, TupleVal, leaves, map_leaves, zip_leaves
@@ -236,6 +236,64 @@ class LibraryRules:
         with self.b.rule("REDUCE-SEQUENTIAL", node, "the operator works on arrays: a loop "
                          "over the elements"):
             return self.for_loop(ne, Leaf(n), body, node, env)
+
+    # ------------------------------------------------------------------ histograms
+    def _rows_of_elements(self, ix: FVar) -> FVar:
+        """For every flat element of a lifted array, the point (row) it belongs to."""
+        if isinstance(ix.rep, Regular):
+            k = self.inner_extent(ix)
+            return self.mapf("\\q -> q / k", [self.iota(self.length(self.values(ix)))],
+                             "i64", "row", k=k)
+        return self.segment_ids(self.offsets(ix))
+
+    def reduce_by_index_lifted(self, dest: Any, op: FunVal, ne: Any, is_: Leaf, vs: Any,
+                               node: ast.Node, env: Env) -> Any:
+        """`reduce_by_index` at every point as ONE flat histogram: point `r`'s destination
+        row occupies [start(r), start(r) + length(r)) of the flat destination values, its
+        index `i` goes to `start(r) + i` when `0 <= i < length(r)` and nowhere (-1, which
+        the flat histogram drops) otherwise, so no index reaches another point's row."""
+        level = env.level
+        try:
+            fn = self.scalar_fn(op, 2, "reduce_by_index")
+        except NotImplementedError:
+            raise NotImplementedError("flatten: `reduce_by_index` with an operator on arrays "
+                                      "inside a map is not built yet") from None
+        dest, is_, vs = [self._home(x, env) for x in (dest, is_, vs)]
+        self.same_lengths([is_, vs], node, env, "reduce_by_index")
+        regular = all(isinstance(leaf.rep, Regular) for leaf in leaves(dest))
+        rule, note = ("LIFT-HIST-REGULAR", "destination rows of a regular block: targets at "
+                      "row * m + i, one flat reduce_by_index") if regular else \
+            ("LIFT-HIST-SEGMENTED", "destination rows of different lengths: targets at the "
+             "segment start + i, one flat reduce_by_index")
+        with self.b.rule(rule, node, note):
+            if not regular:
+                dest = self._segmented(dest)
+            x = leaves(dest)[0].atom
+            rows, flat_is = self._rows_of_elements(is_.atom), self.values(is_.atom)
+            if regular:
+                target = self.mapf("\\r i -> if 0 <= i && i < m then r * m + i else -1",
+                                   [rows, flat_is], "i64", "at", m=self.inner_extent(x))
+            else:
+                offs = self.offsets(x)
+                start = self.gather(offs, rows, "start")
+                lens = self.gather(self.lengths(offs), rows, "len")
+                target = self.mapf("\\s l i -> if 0 <= i && i < l then s + i else -1",
+                                   [start, lens, flat_is], "i64", "at")
+            d_vals = self._array_arg(map_leaves(dest, lambda leaf: Leaf(self.values(leaf.atom))))
+            v_vals = self._array_arg(map_leaves(vs, lambda leaf: Leaf(self.values(leaf.atom))))
+            # the neutral element is not used by reduce_by_index (the destination's values
+            # start every bucket); a lifted one is not passed
+            neutral = Const(0, "i64") if any(leaf.level is not None for leaf in leaves(ne)) \
+                else self._neutral(ne, "reduce_by_index")
+            hist = self.b.emit(Library("reduce_by_index", (d_vals, neutral, target, v_vals),
+                                       (fn,)), d_vals.rep, "hist")
+            parts = self.split(hist, None)
+            if regular:
+                return map_leaves(parts, lambda leaf: Leaf(self.b.emit(
+                    Reshape(leaf.atom, self.points(level)), stack_regular(leaf.rep), "hist"),
+                    level))
+            return map_leaves(parts, lambda leaf: Leaf(self.b.emit(
+                Rebuild(self.offsets(x), leaf.atom), Segmented(leaf.rep), "hist"), level))
 
     # ------------------------------------------------------------------ filters
     def keep_mask(self, p: Any, xs: Any, node: ast.Node, env: Env) -> Leaf:

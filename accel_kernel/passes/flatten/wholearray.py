@@ -244,8 +244,12 @@ class WholeArrayRules:
 
     def lib_reduce_by_index(self, args, node, env):
         dest, op, ne, is_, vs = args
-        self._not_lifted("reduce_by_index", env)
-        fn = self.scalar_fn(op, 2, "reduce_by_index")
+        if env.level is not None:
+            return self.reduce_by_index_lifted(dest, op, ne, is_, vs, node, env)
+        try:
+            fn = self.scalar_fn(op, 2, "reduce_by_index")
+        except NotImplementedError:
+            return self.reduce_by_index_columns(dest, op, ne, is_, vs, node, env)
         d = self._array_arg(dest)
         arr = self._array_arg(vs)
         out = self._library0("reduce_by_index", node,
