@@ -138,6 +138,36 @@ class LibraryRules:
         return self.generate_values(n, lambda i, inner: self.to_level(x, inner.level), node,
                                     env, "REPLICATE")
 
+    # ------------------------------------------------------------------ ranges
+    def range_lifted(self, start: Leaf, end: Leaf, step: Leaf, node: ast.Range,
+                     env: Env) -> Any:
+        """`[a..<b by s]` (or `..`) whose bounds or step differ per point: the step checked
+        at every point that reaches it (0 is a SizeError), the count per point, then a
+        generate of `a + i * s` over the counts (an irregular level unless the count is one
+        unlifted scalar). The count divides only by a non-zero step: fused code may compute
+        it before the check fails."""
+        elem = start.rep.elem
+        home = self.check_home([start, end, step], env)
+        self._bounds([step], "s != 0", home, "SizeError", "range step is 0", names=("s",))
+        incl = "s" if node.inclusive else "s - 1"
+        incl_neg = "-s" if node.inclusive else "-s - 1"
+        count = self._scalar_of([start, end, step],
+                                f"if s > 0 then max 0 ((b - a + {incl}) / s) "
+                                f"else if s < 0 then max 0 ((a - b + {incl_neg}) / (-s)) "
+                                "else 0", home,
+                                names=("a", "b", "s"))
+
+        def element(i: Leaf, inner: Env) -> Leaf:
+            lifted = [(k, self.to_level(x, inner.level).atom)
+                      for k, x in (("a", start), ("s", step)) if x.level is not None]
+            free = {k: x.atom for k, x in (("a", start), ("s", step)) if x.level is None}
+            params = " ".join(["i"] + [k for k, _ in lifted])
+            return Leaf(self.mapf(f"\\{params} -> a + i * s", [i.atom] + [a for _, a in lifted],
+                                  elem, "range", **free), inner.level)
+        with self.b.rule(self._rule(env, "RANGE"), node, "a range whose bounds or step "
+                         "differ per point: the counts per point, then a generate"):
+            return self.generate_values(count, element, node, env, "RANGE")
+
     # ------------------------------------------------------------------ reductions
     def _op_fn(self, op: FunVal, what: str):
         return self.scalar_fn(op, 2, what)
