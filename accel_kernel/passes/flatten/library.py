@@ -164,9 +164,8 @@ class LibraryRules:
             params = " ".join(["i"] + [k for k, _ in lifted])
             return Leaf(self.mapf(f"\\{params} -> a + i * s", [i.atom] + [a for _, a in lifted],
                                   elem, "range", **free), inner.level)
-        with self.b.rule(self._rule(env, "RANGE"), node, "a range whose bounds or step "
-                         "differ per point: the counts per point, then a generate"):
-            return self.generate_values(count, element, node, env, "RANGE")
+        # logged as LIFT-RANGE-REGULAR (one count for every point) or -IRREGULAR
+        return self.generate_values(count, element, node, env, "RANGE")
 
     # ------------------------------------------------------------------ reductions
     def _op_fn(self, op: FunVal, what: str):
