@@ -15,7 +15,7 @@ from typing import Any
 
 from ...ir.flat import (OFFSETS, Assert, Const, Filter, FVar, Iota, Library, Map, Rebuild,
                         Reduce, Regular, Replicate, Reshape, Scan, ScalarRep, SegFilter, SegReduce,
-                        SegScan, Segmented, TupleRep)
+                        SegScan, Segmented, SizesToOffsets, TupleRep)
 from ...lang import ast
 from ...lang import types as T
 from .context import Env, FunVal, Leaf, Level, TupleVal, leaves, map_leaves, zip_leaves
@@ -166,6 +166,69 @@ class LibraryRules:
                                   elem, "range", **free), inner.level)
         # logged as LIFT-RANGE-REGULAR (one count for every point) or -IRREGULAR
         return self.generate_values(count, element, node, env, "RANGE")
+
+    # ------------------------------------------------------------------ transpose
+    def transpose_lifted(self, xs: Any, node: ast.Node, env: Env) -> Any:
+        """Every point's two outer axes swapped. A regular block `[P][r][c]` is a gather by
+        the axis permutation (LIFT-TRANSPOSE-REGULAR); otherwise every point's rows are
+        checked to have one length (a ragged point is interp's SizeError) and point `p`'s
+        `c_p` new rows of `r_p` elements are gathered from `row_start + j`
+        (LIFT-TRANSPOSE-SEGMENTED)."""
+        level = env.level
+        first = leaves(xs)[0]
+        if all(isinstance(leaf.rep, Regular) for leaf in leaves(xs)):
+            with self.b.rule("LIFT-TRANSPOSE-REGULAR", node, "a regular block: a gather by "
+                             "the permutation of its two inner axes"):
+                x = first.atom
+                pts, r = self.points(level), self.inner_extent(x)
+                c = self.inner_extent(self.values(x))
+                total = self.scalarf("p * r * c", "i64", "n", p=pts, r=r, c=c)
+                src = self.mapf("\\q -> let w = r * c in let e = q % w in "
+                                "(q / w) * w + (e % r) * c + e / r",
+                                [self.iota(total)], "i64", "idx", r=r, c=c)
+                rows = self.scalarf("p * c", "i64", "n", p=pts, c=c)
+
+                def block(leaf: Leaf) -> Leaf:
+                    out = self.gather(self.values(self.values(leaf.atom)), src, "tr")
+                    out = self.b.emit(Reshape(out, rows), stack_regular(out.rep), "tr")
+                    return Leaf(self.b.emit(Reshape(out, pts), leaf.rep, "tr"), level)
+                return map_leaves(xs, block)
+        with self.b.rule("LIFT-TRANSPOSE-SEGMENTED", node, "rows per point differ: every "
+                         "point's rows checked for one length, then a segmented gather"):
+            xs = map_leaves(xs, lambda leaf: self.coerce(leaf, _two_levels(leaf.rep)))
+            x = leaves(xs)[0].atom
+            point_offs, rows = self.offsets(x), self.values(x)
+            row_offs = self.offsets(rows)
+            row_lens = self.lengths(row_offs)
+            r = self.lengths(point_offs)                         # rows per point
+            starts = self.gather(point_offs, self.iota(self.length(r)), "start")
+            # the width of every point: its first row's length (0 for a point without rows)
+            zero = self.replicate(Const(1, "i64"), Const(0, "i64"))
+            c = self.gather(self.concat(row_lens, zero),
+                            self.mapf("\\s r -> if r == 0 then n else s", [starts, r], "i64",
+                                      "at", n=self.length(row_lens)), "width")
+            point_of_row = self.segment_ids(point_offs)
+            ok = self.mapf("\\l w -> l == w", [row_lens, self.gather(c, point_of_row, "w")],
+                           "bool", "ok")
+            self.b.check(Assert(ok, "SizeError", "transpose: ragged array"))
+            new_sizes = self.mapf("\\r c -> if r == 0 then 0 else c", [r, c], "i64", "sz")
+            new_point_offs = self.b.emit(SizesToOffsets(new_sizes), OFFSETS, "offs")
+            p_of, j_of = self.segment_ids(new_point_offs), self.segment_iota(new_point_offs)
+            new_row_offs = self.b.emit(SizesToOffsets(self.gather(r, p_of, "sz")), OFFSETS,
+                                       "offs")
+            out_row, i_of = self.segment_ids(new_row_offs), self.segment_iota(new_row_offs)
+            first_row = self.gather(self.gather(point_offs, p_of, "start"), out_row, "start")
+            j = self.gather(j_of, out_row, "col")
+            src = self.mapf("\\f i -> f + i", [first_row, i_of], "i64", "row")
+            elem = self.mapf("\\s j -> s + j", [self.gather(row_offs, src, "rs"), j], "i64",
+                             "idx")
+
+            def one(leaf: Leaf) -> Leaf:
+                vals = self.gather(self.values(self.values(leaf.atom)), elem, "tr")
+                inner = self.b.emit(Rebuild(new_row_offs, vals), Segmented(vals.rep), "tr")
+                return Leaf(self.b.emit(Rebuild(new_point_offs, inner), Segmented(inner.rep),
+                                        "tr"), level)
+            return map_leaves(xs, one)
 
     # ------------------------------------------------------------------ reductions
     def _op_fn(self, op: FunVal, what: str):
@@ -477,6 +540,17 @@ class LibraryRules:
 
     def lib_cond(self, args, node, env):
         return self.select_values(args[0], args[1], args[2], node, env)
+
+
+def _two_levels(rep):
+    """The representation of a lifted array of arrays with both levels segmented."""
+    if isinstance(rep, Regular):
+        inner = Regular(rep.elem, rep.rank - 2)
+    elif isinstance(rep.inner, Regular):
+        inner = Regular(rep.inner.elem, rep.inner.rank - 1)
+    else:
+        inner = rep.inner.inner
+    return Segmented(Segmented(inner))
 
 
 def _lifted(rep):

@@ -232,7 +232,8 @@ class WholeArrayRules:
     # ------------------------------------------------------------------ the rest
     def lib_transpose(self, args, node, env):
         xs = self._home(args[0], env)
-        self._not_lifted("transpose", env)
+        if env.level is not None:
+            return self.transpose_lifted(xs, node, env)
         return map_leaves(xs, lambda leaf: Leaf(self._library0(
             "transpose", node, [leaf.atom], _regular_of(leaf.rep))))
 
