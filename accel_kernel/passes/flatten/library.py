@@ -18,6 +18,7 @@ from ...ir.flat import (OFFSETS, Assert, Const, Filter, FVar, Iota, Library, Map
                         SegScan, Segmented, SizesToOffsets, TupleRep)
 from ...lang import ast
 from ...lang import types as T
+from .operators import OperatorRules
 from .context import Env, FunVal, Leaf, Level, TupleVal, leaves, map_leaves, zip_leaves
 from .reps import generalise, is_scalar, row_rep, stack_regular
 from .scalar import SCALAR_BUILTINS
@@ -26,7 +27,7 @@ SEQUENCE_ALIASES = {"mapSeq": "map", "zipWithSeq": "map2", "foldSeq": "reduce",
                     "produce": "generate"}
 
 
-class LibraryRules:
+class LibraryRules(OperatorRules):
     """Mixin of the flattener: `library(name, args, node, env)`."""
 
     def library(self, name: str, args: list[Any], node: ast.Node, env: Env) -> Any:
@@ -264,6 +265,8 @@ class LibraryRules:
         if not is_scalar(row_rep(row_rep(first.rep))):
             raise NotImplementedError("flatten: `reduce` of arrays inside a map is not built "
                                       "yet")
+        if any(leaf.level is not None for leaf in leaves(ne)):
+            return self.reduce_lifted_ne(fn, ne, xs, node, env)
         neutral = self._neutral(ne, "reduce")
         rep = _lifted(self._rep(ne))
         if all(isinstance(leaf.rep, Regular) for leaf in leaves(xs)):
@@ -297,6 +300,8 @@ class LibraryRules:
         op, ne, xs = args
         xs = self._home(xs, env)
         fn = self._op_fn(op, "scan")
+        if any(leaf.level is not None for leaf in leaves(ne)):
+            return self.scan_lifted_ne(fn, ne, xs, node, env)
         neutral = self._neutral(ne, "scan")
         if env.level is None or all(isinstance(leaf.rep, Regular) for leaf in leaves(xs)):
             rule = "SCAN" if env.level is None else "LIFT-SCAN-REGULAR"

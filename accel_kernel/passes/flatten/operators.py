@@ -1,0 +1,175 @@
+"""Reductions and scans that the scalar flat operations cannot take as they are written.
+
+- A *lifted neutral element* (`map (\\x -> reduce max x xs)`): every point reduces from its
+  own `ne`. The flat reductions take one scalar `ne` and compute `ne op r`, so the operator
+  is first made into one with a known identity: values are paired with a flag, `(false, _)`
+  is the identity, `(true, a) op (true, b) = (true, a op b)`. One segmented reduction (scan)
+  of the flagged values gives `(has, r)` per segment (element), then one map gives
+  `if has then ne op r else ne`: interp's left fold `((ne op x0) op x1) ...` for an
+  associative `op`, and `ne` for an empty segment (LIFT-REDUCE-NE, LIFT-SCAN-NE).
+- An *elementwise operator on arrays*, `map2 f` with `f` on scalars (`reduce (map2 (+))
+  [0, 0] xss`): the reduction of a block of rows is the reduction of every column, so the
+  block is transposed and every column reduced (scanned, histogrammed) with `f`, from
+  `ne[j]` (REDUCE-COLUMNS, SCAN-COLUMNS, HIST-COLUMNS, and LIFT-... inside a map). interp's
+  `map2` raises a SizeError when a row's length is not `ne`'s: that is checked first.
+- Any other operator on arrays inside a map: a sequential loop over the elements whose body
+  applies the operator to every point's accumulator (LIFT-REDUCE-SEQUENTIAL).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ...ir.flat import (OFFSETS, Assert, Atom, Const, FVar, Library, Map, Project, Rebuild,
+                        Regular, Reshape, ScalarFn, SegReduce, SegScan, Segmented, TupleRep)
+from ...lang import ast
+from .context import Env, FunVal, Leaf, TupleVal, leaves, map_leaves
+from .reps import row_rep
+
+_ZERO = {"bool": False, "f32": 0.0, "f64": 0.0}
+
+
+def _structure(v: Any, names: list[str]) -> ast.Expr:
+    """An expression rebuilding value `v`'s tuple structure from one name per leaf."""
+    it = iter(names)
+
+    def build(x: Any) -> ast.Expr:
+        if isinstance(x, TupleVal):
+            return ast.TupleLit(tuple(build(p) for p in x.parts))
+        return ast.Var(next(it))
+    return build(v)
+
+
+def _pattern(v: Any, names: list[str]) -> ast.Pattern:
+    it = iter(names)
+
+    def build(x: Any) -> ast.Pattern:
+        if isinstance(x, TupleVal):
+            return ast.PTuple(tuple(build(p) for p in x.parts))
+        return ast.PVar(next(it))
+    return build(v)
+
+
+def _tuple(exprs: list[ast.Expr]) -> ast.Expr:
+    return exprs[0] if len(exprs) == 1 else ast.TupleLit(tuple(exprs))
+
+
+def _ptuple(names: list[str]) -> ast.Pattern:
+    pats = [ast.PVar(n) for n in names]
+    return pats[0] if len(pats) == 1 else ast.PTuple(tuple(pats))
+
+
+def _rebuild(v: Any, items: list[Any]) -> Any:
+    it = iter(items)
+    return map_leaves(v, lambda _leaf: next(it))
+
+
+class OperatorRules:
+    """Mixin of the flattener: reductions and scans with a lifted `ne` or an array operator."""
+
+    # ------------------------------------------------------------------ flagged operators
+    def _names(self, base: str, k: int) -> list[str]:
+        return [self.b.fresh(f"{base}{j}_") for j in range(k)]
+
+    def _applied(self, fn: ScalarFn, shape: Any, a: list[str], b: list[str],
+                 out: list[str], rest: ast.Expr) -> ast.Expr:
+        """`let P0 = A in let P1 = B in let OUT = fn body in rest`: the operator applied to
+        two values given leaf by leaf, its result bound leaf by leaf."""
+        body = ast.Let(_pattern(shape, out), fn.body, rest)
+        body = ast.Let(fn.params[1], _structure(shape, b), body)
+        return ast.Let(fn.params[0], _structure(shape, a), body)
+
+    def flagged_op(self, fn: ScalarFn, shape: Any) -> ScalarFn:
+        """`fn` on (flag, value...) tuples with `(false, _)` as its identity."""
+        k = len(leaves(shape))
+        fa, fb = self.b.fresh("fa_"), self.b.fresh("fb_")
+        a, b, out = self._names("a", k), self._names("b", k), self._names("r", k)
+        var = ast.Var
+        both = self._applied(fn, shape, a, b, out, _tuple([ast.Lit(True, "bool")] +
+                                                          [var(n) for n in out]))
+        body = ast.If(ast.UnOp("!", var(fa)), _tuple([var(fb)] + [var(n) for n in b]),
+                      ast.If(ast.UnOp("!", var(fb)), _tuple([var(fa)] + [var(n) for n in a]),
+                             both))
+        return ScalarFn((_ptuple([fa] + a), _ptuple([fb] + b)), body, fn.free)
+
+    def _with_ne(self, fn: ScalarFn, shape: Any, ne: list[FVar], flagged: FVar) -> list[FVar]:
+        """`if has then ne op r else ne`, elementwise over the flagged results."""
+        k = len(ne)
+        n, r, out = self._names("n", k), self._names("r", k), self._names("o", k)
+        has = self.b.fresh("has_")
+        flat = _tuple([ast.Var(x) for x in out])
+        body = ast.If(ast.Var(has), self._applied(fn, shape, n, r, out, flat),
+                      _tuple([ast.Var(x) for x in n]))
+        parts = [self.b.emit(Project(flagged, j), p, "c")
+                 for j, p in enumerate(flagged.rep.parts)]            # type: ignore[union-attr]
+        params = tuple(ast.PVar(x) for x in n) + (ast.PVar(has),) + \
+            tuple(ast.PVar(x) for x in r)
+        reps = [p.rep for p in ne]
+        res = self.b.emit(Map(ScalarFn(params, body, fn.free), tuple(ne) + tuple(parts)),
+                          reps[0] if k == 1 else TupleRep(tuple(reps)), "red")
+        if k == 1:
+            return [res]
+        return [self.b.emit(Project(res, j), p, "c") for j, p in enumerate(reps)]
+
+    def _flagged_values(self, vals: list[FVar]) -> tuple[FVar, FVar]:
+        flags = self.mapf("\\x -> true", [vals[0]], "bool", "flag")
+        arr = self.make_tuple([flags] + list(vals))
+        ne = self.make_tuple([Const(False, "bool")] + [
+            Const(_ZERO.get(v.rep.elem, 0), v.rep.elem) for v in vals])  # type: ignore
+        return arr, ne
+
+    def seg_reduce_ne(self, fn: ScalarFn, shape: Any, ne: list[FVar], offsets: FVar,
+                      vals: list[FVar]) -> list[FVar]:
+        """One reduction per segment of the flat `vals`, segment `s` from `ne[s]`."""
+        arr, flag_ne = self._flagged_values(vals)
+        rep = TupleRep(tuple(Regular(p.elem, 1) for p in flag_ne.rep.parts))  # type: ignore
+        red = self.b.emit(SegReduce(self.flagged_op(fn, shape), flag_ne, offsets, arr), rep,
+                          "red")
+        return self._with_ne(fn, shape, ne, red)
+
+    def seg_scan_ne(self, fn: ScalarFn, shape: Any, ne: list[FVar], offsets: FVar,
+                    vals: list[FVar]) -> list[FVar]:
+        """An inclusive scan within every segment of the flat `vals`, segment `s` from
+        `ne[s]`."""
+        arr, flag_ne = self._flagged_values(vals)
+        scanned = self.b.emit(SegScan(self.flagged_op(fn, shape), flag_ne, offsets, arr),
+                              arr.rep, "scan")
+        seg = self.segment_ids(offsets)
+        return self._with_ne(fn, shape, [self.gather(x, seg, "ne") for x in ne], scanned)
+
+    # ------------------------------------------------------------------ lifted ne
+    def _as_segments(self, xs: Any, env: Env) -> tuple[FVar, list[FVar], bool]:
+        """Every point's row of a lifted array as (offsets, flat values per leaf, whether
+        it was a regular block)."""
+        regular = all(isinstance(leaf.rep, Regular) for leaf in leaves(xs))
+        if regular:
+            x = leaves(xs)[0].atom
+            offs = self.regular_offsets(self.points(env.level), self.inner_extent(x))
+        else:
+            xs = self._segmented(xs)
+            offs = self.offsets(leaves(xs)[0].atom)
+        return offs, [self.values(leaf.atom) for leaf in leaves(xs)], regular
+
+    def reduce_lifted_ne(self, fn: ScalarFn, ne: Any, xs: Any, node: ast.Node,
+                         env: Env) -> Any:
+        level = env.level
+        with self.b.rule("LIFT-REDUCE-NE", node, "every point reduces from its own neutral "
+                         "element: a segmented reduction of flagged values, then ne op r"):
+            offs, vals, _ = self._as_segments(xs, env)
+            ne_vec = [leaf.atom for leaf in leaves(self.to_level(ne, level))]
+            out = self.seg_reduce_ne(fn, ne, ne_vec, offs, vals)
+            return _rebuild(ne, [Leaf(o, level) for o in out])
+
+    def scan_lifted_ne(self, fn: ScalarFn, ne: Any, xs: Any, node: ast.Node,
+                       env: Env) -> Any:
+        level = env.level
+        with self.b.rule("LIFT-SCAN-NE", node, "every point scans from its own neutral "
+                         "element: a segmented scan of flagged values, then ne op s"):
+            offs, vals, regular = self._as_segments(xs, env)
+            ne_vec = [leaf.atom for leaf in leaves(self.to_level(ne, level))]
+            out = self.seg_scan_ne(fn, ne, ne_vec, offs, vals)
+            if regular:
+                pts = self.points(level)
+                return _rebuild(ne, [Leaf(self.b.emit(Reshape(o, pts), Regular(
+                    o.rep.elem, 2), "scan"), level) for o in out])       # type: ignore
+            return _rebuild(ne, [Leaf(self.b.emit(Rebuild(offs, o), Segmented(o.rep),
+                                                  "scan"), level) for o in out])
