@@ -252,9 +252,7 @@ class LibraryRules(OperatorRules):
         try:
             fn = self._op_fn(op, "reduce")
         except NotImplementedError:
-            if env.level is None:
-                return self.sequential_fold(op, ne, xs, node, env)
-            raise
+            return self.sequential_fold(op, ne, xs, node, env)
         if env.level is None:
             with self.b.rule("REDUCE", node, "a reduction outside every map"):
                 rep = self._rep(ne)
@@ -321,18 +319,19 @@ class LibraryRules(OperatorRules):
                 Rebuild(offs, leaf.atom), Segmented(leaf.rep), "scan"), env.level))
 
     def sequential_fold(self, op: FunVal, ne: Any, xs: Any, node: ast.Node, env: Env) -> Any:
-        """`reduce` whose operator is not scalar code, outside every map: a sequential loop
-        over the elements (the operator is associative and `ne` neutral, so the result is
-        the same)."""
-        first = leaves(xs)[0].atom
-        n = self.length(first)
+        """`reduce` whose operator is not scalar code: a sequential loop over the elements
+        from `ne`, interp's left fold (REDUCE-SEQUENTIAL; inside a map a loop over every
+        point's elements, while some point has elements left: LIFT-REDUCE-SEQUENTIAL)."""
+        n = self.lengths_of(xs)               # every point's length inside a map
 
         def body(state: Any, i: Leaf, inner: Env) -> Any:
-            x = self.index_value(xs, i, node, inner)
+            # inside a map the loop runs on the points still active: xs's rows there
+            x = self.index_value(self.to_level(xs, inner.level), i, node, inner)
             return self.apply_value(op, [state, x], node, inner)
-        with self.b.rule("REDUCE-SEQUENTIAL", node, "the operator works on arrays: a loop "
-                         "over the elements"):
-            return self.for_loop(ne, Leaf(n), body, node, env)
+        with self.b.rule(self._rule(env, "REDUCE-SEQUENTIAL").replace("-REGULAR", "").replace(
+                "-IRREGULAR", ""), node, "the operator works on arrays: a loop over the "
+                "elements"):
+            return self.for_loop(ne, n, body, node, env)
 
     # ------------------------------------------------------------------ histograms
     def _rows_of_elements(self, ix: FVar) -> FVar:
