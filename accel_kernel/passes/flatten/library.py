@@ -252,6 +252,9 @@ class LibraryRules(OperatorRules):
         try:
             fn = self._op_fn(op, "reduce")
         except NotImplementedError:
+            found = self.elementwise_op(op)
+            if found is not None and env.level is None:
+                return self.reduce_columns(found[0], found[1], ne, xs, node, env)
             return self.sequential_fold(op, ne, xs, node, env)
         if env.level is None:
             with self.b.rule("REDUCE", node, "a reduction outside every map"):
@@ -297,6 +300,9 @@ class LibraryRules(OperatorRules):
     def lib_scan(self, args, node, env):
         op, ne, xs = args
         xs = self._home(xs, env)
+        found = self.elementwise_op(op)
+        if found is not None and env.level is None:
+            return self.scan_columns(found[0], found[1], ne, xs, node, env)
         fn = self._op_fn(op, "scan")
         if any(leaf.level is not None for leaf in leaves(ne)):
             return self.scan_lifted_ne(fn, ne, xs, node, env)

@@ -173,3 +173,136 @@ class OperatorRules:
                     o.rep.elem, 2), "scan"), level) for o in out])       # type: ignore
             return _rebuild(ne, [Leaf(self.b.emit(Rebuild(offs, o), Segmented(o.rep),
                                                   "scan"), level) for o in out])
+
+    # ------------------------------------------------------------------ array operators
+    def elementwise_op(self, op: Any) -> tuple[ScalarFn, str] | None:
+        """`f` (as a ScalarFn) when the operator `op` is `map2 f` with `f` on scalars."""
+        if isinstance(op, FunVal) and op.kind == "builtin" and \
+                op.name in ("map2", "zipWithSeq") and len(op.args) == 1 and \
+                isinstance(op.args[0], FunVal):
+            try:
+                return self.scalar_fn(op.args[0], 2, "map2"), op.name
+            except NotImplementedError:
+                return None
+        return None
+
+    def _rows_checked(self, xs: Any, k: Atom, what: str) -> tuple[Atom, list[FVar]]:
+        """The number of rows of an unlifted array of rows and its flat values, after
+        checking that every row has `k` elements (interp's `map2` SizeError otherwise)."""
+        x = leaves(xs)[0].atom
+        n = self.length(x)
+        if isinstance(x.rep, Regular):
+            ok = self.scalarf("n == 0 || m == k", "bool", "ok", n=n, m=self.inner_extent(x),
+                              k=k)
+        else:
+            ok = self.all_true(self.mapf("\\l -> l == k", [self.lengths(self.offsets(x))],
+                                         "bool", "ok", k=k))
+        self.b.check(Assert(ok, "SizeError", f"{what}: array lengths differ"))
+        return n, [self.values(leaf.atom) for leaf in leaves(xs)]
+
+    def _columns(self, n: Atom, k: Atom, vals: list[FVar]) -> tuple[Atom, list[FVar]]:
+        """The flat values of an n x k block in column-major order (a transposition)."""
+        total = self.scalarf("n * k", "i64", "n", n=n, k=k)
+        src = self.mapf("\\q -> (q % n) * k + q / n", [self.iota(total)], "i64", "idx", n=n,
+                        k=k)
+        return total, [self.gather(v, src, "col") for v in vals]
+
+    def reduce_columns(self, fn: ScalarFn, name: str, ne: Any, xs: Any, node: ast.Node,
+                       env: Env) -> Any:
+        """`reduce (map2 f) ne xss` outside every map: every column reduced by `f` from
+        `ne[j]` (rows of another length than `ne` are map2's SizeError)."""
+        with self.b.rule("REDUCE-COLUMNS", node, "an elementwise operator on rows: every "
+                         "column reduced, from its element of ne"):
+            ne_vec = [leaf.atom for leaf in leaves(ne)]
+            k = self.length(ne_vec[0])
+            n, vals = self._rows_checked(xs, k, name)
+            _, cols = self._columns(n, k, vals)
+            offs = self.regular_offsets(k, n)
+            out = self.seg_reduce_ne(fn, ne, ne_vec, offs, cols)
+            return _rebuild(ne, [Leaf(o) for o in out])
+
+    def scan_columns(self, fn: ScalarFn, name: str, ne: Any, xs: Any, node: ast.Node,
+                     env: Env) -> Any:
+        """`scan (map2 f) ne xss` outside every map: every column scanned by `f` from
+        `ne[j]`, then transposed back."""
+        with self.b.rule("SCAN-COLUMNS", node, "an elementwise operator on rows: every "
+                         "column scanned, from its element of ne"):
+            ne_vec = [leaf.atom for leaf in leaves(ne)]
+            k = self.length(ne_vec[0])
+            n, vals = self._rows_checked(xs, k, name)
+            total, cols = self._columns(n, k, vals)
+            offs = self.regular_offsets(k, n)
+            out = self.seg_scan_ne(fn, ne, ne_vec, offs, cols)
+            back = self.mapf("\\p -> (p % k) * n + p / k", [self.iota(total)], "i64", "idx",
+                             n=n, k=k)
+
+            def rows(o: FVar) -> Leaf:
+                flat = self.gather(o, back, "scan")
+                return Leaf(self.b.emit(Reshape(flat, n), Regular(flat.rep.elem, 2),
+                                        "scan"))              # type: ignore[union-attr]
+            return _rebuild(ne, [rows(o) for o in out])
+
+    def reduce_by_index_columns(self, dest: Any, op: Any, ne: Any, is_: Leaf, vs: Any,
+                                node: ast.Node, env: Env) -> Any:
+        """`reduce_by_index dest (map2 f) ne is vss` outside every map: element `j` of row
+        `t` of `vss` goes to element `j` of destination row `is[t]`, one flat histogram by
+        `f` over the destination's flat values (rows may differ in length: each index's
+        row must have its value row's length, map2's SizeError otherwise)."""
+        found = self.elementwise_op(op)
+        if found is None:
+            raise NotImplementedError("flatten: `reduce_by_index` with an operator on arrays "
+                                      "that is not `map2` of a scalar operator is not built "
+                                      "yet")
+        fn, name = found
+        with self.b.rule("HIST-ELEMENTWISE", node, "an elementwise operator on rows: every "
+                         "element of a value row to its place in its destination row, one "
+                         "flat reduce_by_index"):
+            self.same_lengths([is_, vs], node, env, "reduce_by_index")
+            d, v = leaves(dest)[0].atom, leaves(vs)[0].atom
+            rows = self.length(d)
+            if isinstance(d.rep, Regular):
+                m = self.inner_extent(d)
+                d_start = self.mapf("\\i -> i * m", [self.iota(rows)], "i64", "start", m=m)
+                d_len = self.replicate(rows, m)
+            else:
+                d_start = self.gather(self.offsets(d), self.iota(rows), "start")
+                d_len = self.lengths(self.offsets(d))
+            if isinstance(v.rep, Regular):
+                mv = self.inner_extent(v)
+                v_len = self.replicate(self.length(v), mv)
+                flat_n = self.length(self.values(v))
+                row_of = self.mapf("\\q -> q / m", [self.iota(flat_n)], "i64", "row", m=mv)
+                pos = self.mapf("\\q -> q % m", [self.iota(flat_n)], "i64", "pos", m=mv)
+            else:
+                v_len = self.lengths(self.offsets(v))
+                row_of = self.segment_ids(self.offsets(v))
+                pos = self.segment_iota(self.offsets(v))
+            ix = is_.atom
+            safe = self.mapf("\\i -> if 0 <= i && i < r then i else 0", [ix], "i64", "at",
+                             r=rows)
+            dl = self.gather(self.concat(d_len, self.replicate(Const(1, "i64"),
+                                                                Const(0, "i64"))), safe, "dl")
+            ok = self.mapf("\\i l w -> !(0 <= i && i < r) || l == w", [ix, dl, v_len], "bool",
+                           "ok", r=rows)
+            self.b.check(Assert(self.all_true(ok), "SizeError",
+                                f"{name}: array lengths differ"))
+            target_row = self.gather(ix, row_of, "row")
+            start = self.gather(self.concat(d_start, self.replicate(Const(1, "i64"),
+                                                                     Const(0, "i64"))),
+                                self.mapf("\\i -> if 0 <= i && i < r then i else r",
+                                          [target_row], "i64", "at", r=rows), "start")
+            target = self.mapf("\\i s p -> if 0 <= i && i < r then s + p else -1",
+                               [target_row, start, pos], "i64", "at", r=rows)
+            d_vals = self._array_arg(map_leaves(dest, lambda leaf: Leaf(self.values(leaf.atom))))
+            v_vals = self._array_arg(map_leaves(vs, lambda leaf: Leaf(self.values(leaf.atom))))
+            hist = self.b.emit(Library("reduce_by_index", (d_vals, Const(0, "i64"), target,
+                                                           v_vals), (fn,)), d_vals.rep, "hist")
+            parts = self.split(hist, None)
+
+            def shaped(leaf: Leaf, orig: Leaf) -> Leaf:
+                if isinstance(orig.rep, Regular):
+                    return Leaf(self.b.emit(Reshape(leaf.atom, rows), orig.rep, "hist"))
+                return Leaf(self.b.emit(Rebuild(self.offsets(orig.atom), leaf.atom),
+                                        orig.rep, "hist"))
+            it = iter(leaves(dest))
+            return map_leaves(parts, lambda leaf: shaped(leaf, next(it)))
