@@ -18,7 +18,7 @@ from ...ir.flat import (OFFSETS, Assert, Const, Filter, FVar, Iota, Library, Map
                         SegScan, Segmented, SizesToOffsets, TupleRep)
 from ...lang import ast
 from ...lang import types as T
-from .operators import OperatorRules
+from .operators import OperatorRules, two_levels
 from .context import Env, FunVal, Leaf, Level, TupleVal, leaves, map_leaves, zip_leaves
 from .reps import generalise, is_scalar, row_rep, stack_regular
 from .scalar import SCALAR_BUILTINS
@@ -196,7 +196,7 @@ class LibraryRules(OperatorRules):
                 return map_leaves(xs, block)
         with self.b.rule("LIFT-TRANSPOSE-SEGMENTED", node, "rows per point differ: every "
                          "point's rows checked for one length, then a segmented gather"):
-            xs = map_leaves(xs, lambda leaf: self.coerce(leaf, _two_levels(leaf.rep)))
+            xs = map_leaves(xs, lambda leaf: self.coerce(leaf, two_levels(leaf.rep)))
             x = leaves(xs)[0].atom
             point_offs, rows = self.offsets(x), self.values(x)
             row_offs = self.offsets(rows)
@@ -253,8 +253,10 @@ class LibraryRules(OperatorRules):
             fn = self._op_fn(op, "reduce")
         except NotImplementedError:
             found = self.elementwise_op(op)
-            if found is not None and env.level is None:
-                return self.reduce_columns(found[0], found[1], ne, xs, node, env)
+            if found is not None:
+                columns = self.reduce_columns if env.level is None else \
+                    self.reduce_columns_lifted
+                return columns(found[0], found[1], ne, xs, node, env)
             return self.sequential_fold(op, ne, xs, node, env)
         if env.level is None:
             with self.b.rule("REDUCE", node, "a reduction outside every map"):
@@ -301,8 +303,9 @@ class LibraryRules(OperatorRules):
         op, ne, xs = args
         xs = self._home(xs, env)
         found = self.elementwise_op(op)
-        if found is not None and env.level is None:
-            return self.scan_columns(found[0], found[1], ne, xs, node, env)
+        if found is not None:
+            columns = self.scan_columns if env.level is None else self.scan_columns_lifted
+            return columns(found[0], found[1], ne, xs, node, env)
         fn = self._op_fn(op, "scan")
         if any(leaf.level is not None for leaf in leaves(ne)):
             return self.scan_lifted_ne(fn, ne, xs, node, env)
@@ -550,17 +553,6 @@ class LibraryRules(OperatorRules):
 
     def lib_cond(self, args, node, env):
         return self.select_values(args[0], args[1], args[2], node, env)
-
-
-def _two_levels(rep):
-    """The representation of a lifted array of arrays with both levels segmented."""
-    if isinstance(rep, Regular):
-        inner = Regular(rep.elem, rep.rank - 2)
-    elif isinstance(rep.inner, Regular):
-        inner = Regular(rep.inner.elem, rep.inner.rank - 1)
-    else:
-        inner = rep.inner.inner
-    return Segmented(Segmented(inner))
 
 
 def _lifted(rep):

@@ -20,7 +20,8 @@ from __future__ import annotations
 from typing import Any
 
 from ...ir.flat import (OFFSETS, Assert, Atom, Const, FVar, Library, Map, Project, Rebuild,
-                        Regular, Reshape, ScalarFn, SegReduce, SegScan, Segmented, TupleRep)
+                        Regular, Reshape, ScalarFn, SegReduce, SegScan, Segmented,
+                        SizesToOffsets, TupleRep)
 from ...lang import ast
 from .context import Env, FunVal, Leaf, TupleVal, leaves, map_leaves
 from .reps import row_rep
@@ -61,6 +62,18 @@ def _ptuple(names: list[str]) -> ast.Pattern:
 def _rebuild(v: Any, items: list[Any]) -> Any:
     it = iter(items)
     return map_leaves(v, lambda _leaf: next(it))
+
+
+def two_levels(rep):
+    """The representation of a lifted array of arrays with both levels segmented."""
+    if isinstance(rep, Regular):
+        inner = Regular(rep.elem, rep.rank - 2)
+    elif isinstance(rep.inner, Regular):
+        inner = Regular(rep.inner.elem, rep.inner.rank - 1)
+    else:
+        inner = rep.inner.inner
+    return Segmented(Segmented(inner))
+
 
 
 class OperatorRules:
@@ -306,3 +319,76 @@ class OperatorRules:
                                         orig.rep, "hist"))
             it = iter(leaves(dest))
             return map_leaves(parts, lambda leaf: shaped(leaf, next(it)))
+
+    def _lifted_columns(self, ne: Any, xs: Any, name: str, env: Env):
+        """Inside a map: every point's block of rows as columns. Gives the segment
+        descriptors (per point: its columns `kp_offs`; per column: its elements
+        `seg_offs`), the column-major flat values, the neutral elements' flat values (one
+        per column) and what is needed to put a scanned result back in rows."""
+        level = env.level
+        xs = map_leaves(xs, lambda leaf: self.coerce(leaf, two_levels(leaf.rep)))
+        x = leaves(xs)[0].atom
+        point_offs, row_offs = self.offsets(x), self.offsets(self.values(x))
+        ne_l = self.to_level(ne, level)
+        k = self.lengths_of(ne_l)
+        k_vec = k.atom if k.level is not None else self.replicate(self.points(level), k.atom)
+        point_of_row = self.segment_ids(point_offs)
+        ok = self.mapf("\\l k -> l == k", [self.lengths(row_offs),
+                                            self.gather(k_vec, point_of_row, "k")], "bool", "ok")
+        self.b.check(Assert(ok, "SizeError", f"{name}: array lengths differ"))
+        kp_offs = self.b.emit(SizesToOffsets(k_vec), OFFSETS, "offs")
+        seg_p, seg_j = self.segment_ids(kp_offs), self.segment_iota(kp_offs)
+        sizes = self.gather(self.lengths(point_offs), seg_p, "sz")
+        seg_offs = self.b.emit(SizesToOffsets(sizes), OFFSETS, "offs")
+        base = self.gather(row_offs, self.gather(point_offs, self.iota(self.points(level)),
+                                                 "first"), "base")
+        s = self.segment_ids(seg_offs)
+        p = self.gather(seg_p, s, "pt")
+        src = self.mapf("\\b i k j -> b + i * k + j",
+                        [self.gather(base, p, "base"), self.segment_iota(seg_offs),
+                         self.gather(k_vec, p, "k"), self.gather(seg_j, s, "col")], "i64", "idx")
+        cols = [self.gather(self.values(self.values(leaf.atom)), src, "col")
+                for leaf in leaves(xs)]
+        ne_flat = [self.values(leaf.atom) for leaf in leaves(ne_l)]
+        return xs, kp_offs, seg_offs, cols, ne_flat, ne_l
+
+    def reduce_columns_lifted(self, fn: ScalarFn, name: str, ne: Any, xs: Any,
+                              node: ast.Node, env: Env) -> Any:
+        level = env.level
+        with self.b.rule("LIFT-REDUCE-COLUMNS", node, "an elementwise operator on every "
+                         "point's rows: one segment per (point, column), reduced from ne"):
+            _, kp_offs, seg_offs, cols, ne_flat, ne_l = self._lifted_columns(ne, xs, name, env)
+            out = self.seg_reduce_ne(fn, ne, ne_flat, seg_offs, cols)
+
+            def shaped(o: FVar, orig: Leaf) -> Leaf:
+                if isinstance(orig.rep, Regular):
+                    return Leaf(self.b.emit(Reshape(o, self.points(level)), orig.rep, "red"),
+                                level)
+                return Leaf(self.b.emit(Rebuild(kp_offs, o), Segmented(o.rep), "red"), level)
+            return _rebuild(ne, [shaped(o, leaf) for o, leaf in zip(out, leaves(ne_l))])
+
+    def scan_columns_lifted(self, fn: ScalarFn, name: str, ne: Any, xs: Any,
+                            node: ast.Node, env: Env) -> Any:
+        level = env.level
+        with self.b.rule("LIFT-SCAN-COLUMNS", node, "an elementwise operator on every "
+                         "point's rows: one segment per (point, column), scanned from ne, "
+                         "then put back in rows"):
+            xs, kp_offs, seg_offs, cols, ne_flat, _ = self._lifted_columns(ne, xs, name, env)
+            out = self.seg_scan_ne(fn, ne, ne_flat, seg_offs, cols)
+            x = leaves(xs)[0].atom
+            point_offs, row_offs = self.offsets(x), self.offsets(self.values(x))
+            r = self.segment_ids(row_offs)
+            p = self.gather(self.segment_ids(point_offs), r, "pt")
+            i = self.mapf("\\r f -> r - f", [r, self.gather(point_offs, p, "first")], "i64",
+                          "row")
+            col = self.mapf("\\c j -> c + j", [self.gather(kp_offs, p, "c"),
+                                                self.segment_iota(row_offs)], "i64", "col")
+            src = self.mapf("\\s i -> s + i", [self.gather(seg_offs, col, "s"), i], "i64",
+                            "idx")
+
+            def rows(o: FVar) -> Leaf:
+                vals = self.gather(o, src, "scan")
+                inner = self.b.emit(Rebuild(row_offs, vals), Segmented(vals.rep), "scan")
+                return Leaf(self.b.emit(Rebuild(point_offs, inner), Segmented(inner.rep),
+                                        "scan"), level)
+            return _rebuild(ne, [rows(o) for o in out])
