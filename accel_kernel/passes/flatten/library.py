@@ -20,7 +20,7 @@ from ...lang import ast
 from ...lang import types as T
 from .operators import OperatorRules, two_levels
 from .context import Env, FunVal, Leaf, Level, TupleVal, leaves, map_leaves, zip_leaves
-from .reps import generalise, is_scalar, row_rep, stack_regular
+from .reps import as_irregular, generalise, is_scalar, row_rep, scalar_elem, stack_regular
 from .scalar import SCALAR_BUILTINS
 
 SEQUENCE_ALIASES = {"mapSeq": "map", "zipWithSeq": "map2", "foldSeq": "reduce",
@@ -306,7 +306,10 @@ class LibraryRules(OperatorRules):
         if found is not None:
             columns = self.scan_columns if env.level is None else self.scan_columns_lifted
             return columns(found[0], found[1], ne, xs, node, env)
-        fn = self._op_fn(op, "scan")
+        try:
+            fn = self._op_fn(op, "scan")
+        except NotImplementedError:
+            return self.sequential_scan(op, ne, xs, node, env)
         if any(leaf.level is not None for leaf in leaves(ne)):
             return self.scan_lifted_ne(fn, ne, xs, node, env)
         neutral = self._neutral(ne, "scan")
@@ -399,6 +402,29 @@ class LibraryRules(OperatorRules):
                     level))
             return map_leaves(parts, lambda leaf: Leaf(self.b.emit(
                 Rebuild(self.offsets(x), leaf.atom), Segmented(leaf.rep), "hist"), level))
+
+    def sequential_scan(self, op: FunVal, ne: Any, xs: Any, node: ast.Node, env: Env) -> Any:
+        """`scan` whose operator is not scalar code and not elementwise: a sequential loop
+        over the elements carrying the accumulator and the rows made so far, each new
+        accumulator appended as a row (SCAN-SEQUENTIAL; inside a map, every point's)."""
+        n = self.lengths_of(xs)
+        one = Leaf(Const(1, "i64"))
+
+        def body(state: Any, i: Leaf, inner: Env) -> Any:
+            acc, rows = state.parts
+            x = self.index_value(self.to_level(xs, inner.level), i, node, inner)
+            new = self.apply_value(op, [acc, x], node, inner)
+            row = self.lib_replicate([one, new], node, inner)
+            return TupleVal((new, self.lib_concat([rows, row], node, inner)))
+        with self.b.rule(self._rule(env, "SCAN-SEQUENTIAL").replace("-REGULAR", "").replace(
+                "-IRREGULAR", ""), node, "the operator works on arrays: a loop over the "
+                "elements, every partial result appended"):
+            empty = self.lib_replicate([Leaf(Const(0, "i64")), ne], node, env)
+            # the partial results may differ in length: rows kept as segments
+            empty = map_leaves(empty, lambda leaf: self.coerce(leaf, as_irregular(leaf.rep))
+                               if row_rep(leaf.rep) != ScalarRep(scalar_elem(leaf.rep))
+                               else leaf)
+            return self.for_loop(TupleVal((ne, empty)), n, body, node, env).parts[1]
 
     # ------------------------------------------------------------------ filters
     def keep_mask(self, p: Any, xs: Any, node: ast.Node, env: Env) -> Leaf:
