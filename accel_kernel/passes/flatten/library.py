@@ -6,7 +6,10 @@ value at once. The representation of the per-point values decides the rule: a `R
 block (one more dimension) keeps the operation regular (`reduce` along the inner axis, no
 descriptor: LIFT-REDUCE-REGULAR), a `Segmented` array uses the segmented operation
 (`seg_reduce`, LIFT-REDUCE-SEGMENTED). `map`, `generate` (and `iota`, `replicate`) and `expand`
-open a new level of the lifting context (`levels.py`).
+open a new level of the lifting context (`levels.py`). Inside a map, `reduce_by_index` is one
+flat histogram at `row start + index` (LIFT-HIST-...), `transpose` a gather (LIFT-TRANSPOSE-...)
+and a range with per-point bounds a generate over the counts (LIFT-RANGE-...); reductions with a
+lifted neutral element or an operator on arrays are in `operators.py`.
 """
 from __future__ import annotations
 
