@@ -502,6 +502,8 @@ def test_lifted_constructs_run_on_numpy_like_interp(name):
      {"LIFT-TRANSPOSE-REGULAR"}),
     ("def f (xsss: [][][]i64) = map (\\r -> transpose r) xsss", {"LIFT-TRANSPOSE-SEGMENTED"}),
     ("def f (xs: []i64) = map (\\s -> [0..<6 by s]) xs", {"LIFT-RANGE-IRREGULAR"}),
+    ("def f (xss: [n][m]i64) = map (\\r -> interleave r r) xss", {"LIFT-INTERLEAVE-REGULAR"}),
+    ("def f (xss: [][]i64) = map (\\r -> interleave r r) xss", {"LIFT-INTERLEAVE-SEGMENTED"}),
 ])
 def test_rules_are_logged_under_their_names(text, rules):
     stage = flatten(text)

@@ -234,6 +234,45 @@ class LibraryRules(OperatorRules):
                                         "tr"), level)
             return map_leaves(xs, one)
 
+    # ------------------------------------------------------------------ interleave
+    def interleave_lifted(self, a: Any, b: Any, node: ast.Node, env: Env) -> Any:
+        """Every point's two rows (of one length, checked) alternated: a gather from the
+        two flat value arrays side by side, element `2k` from `a`, `2k + 1` from `b`
+        (LIFT-INTERLEAVE-REGULAR without a descriptor, or -SEGMENTED)."""
+        level = env.level
+        self.same_lengths([a, b], node, env, "interleave")
+
+        def one(x: Leaf, y: Leaf) -> Leaf:
+            p = self.points(level)
+            if isinstance(x.rep, Regular) and x.rep == y.rep:
+                with self.b.rule("LIFT-INTERLEAVE-REGULAR", node, "rows of regular blocks: "
+                                 "a regular block twice as wide, gathered from both"):
+                    m = self.inner_extent(x.atom)
+                    total = self.scalarf("2 * p * m", "i64", "n", p=p, m=m)
+                    idx = self.mapf("\\q -> let r = q / (2 * m) in let e = q % (2 * m) in "
+                                    "if e % 2 == 0 then r * m + e / 2 else p * m + r * m + e / 2",
+                                    [self.iota(total)], "i64", "idx", m=m, p=p)
+                    out = self.gather(self.concat(self.values(x.atom), self.values(y.atom)),
+                                      idx, "inter")
+                    return Leaf(self.b.emit(Reshape(out, p), x.rep, "inter"), level)
+            rep = generalise(x.rep if isinstance(x.rep, Segmented) else Segmented(row_rep(x.rep)),
+                             y.rep if isinstance(y.rep, Segmented) else Segmented(row_rep(y.rep)))
+            with self.b.rule("LIFT-INTERLEAVE-SEGMENTED", node, "rows of different lengths: "
+                             "offsets of twice the lengths, a gather from both"):
+                x, y = self.coerce(x, rep), self.coerce(y, rep)
+                ox, oy = self.offsets(x.atom), self.offsets(y.atom)
+                sizes = self.mapf("\\l -> 2 * l", [self.lengths(ox)], "i64", "sz")
+                offs = self.b.emit(SizesToOffsets(sizes), OFFSETS, "offs")
+                seg, pos = self.segment_ids(offs), self.segment_iota(offs)
+                sa, sb = self.gather(ox, seg, "sa"), self.gather(oy, seg, "sb")
+                va, vb = self.values(x.atom), self.values(y.atom)
+                idx = self.mapf("\\p s t -> if p % 2 == 0 then s + p / 2 else n + t + p / 2",
+                                [pos, sa, sb], "i64", "idx", n=self.length(va))
+                vals = self.gather(self.concat(va, vb), idx, "inter")
+                return Leaf(self.b.emit(Rebuild(offs, vals), Segmented(vals.rep), "inter"),
+                            level)
+        return zip_leaves([a, b], one)
+
     # ------------------------------------------------------------------ reductions
     def _op_fn(self, op: FunVal, what: str):
         return self.scalar_fn(op, 2, what)

@@ -239,7 +239,8 @@ class WholeArrayRules:
 
     def lib_interleave(self, args, node, env):
         a, b = [self._home(x, env) for x in args]
-        self._not_lifted("interleave", env)
+        if env.level is not None:
+            return self.interleave_lifted(a, b, node, env)
         return zip_leaves([a, b], lambda x, y: Leaf(self._library0(
             "interleave", node, [x.atom, y.atom], generalise(x.rep, y.rep))))
 
