@@ -502,6 +502,10 @@ def test_lifted_constructs_run_on_numpy_like_interp(name):
      {"LIFT-TRANSPOSE-REGULAR"}),
     ("def f (xsss: [][][]i64) = map (\\r -> transpose r) xsss", {"LIFT-TRANSPOSE-SEGMENTED"}),
     ("def f (xs: []i64) = map (\\s -> [0..<6 by s]) xs", {"LIFT-RANGE-IRREGULAR"}),
+    ("def f (xsss: [][][]i64) = map (\\r -> reduce_by_index [[0, 0]] (map2 (+)) [0, 0] [0] r) "
+     "xsss", {"LIFT-HIST-ELEMENTWISE"}),
+    ("def f (xss: [][]i64) = map (\\r -> reduce (\\a b -> a * length r + b) 0 r) xss",
+     {"LIFT-REDUCE-SEQUENTIAL"}),
     ("def f (xss: [n][m]i64) = map (\\r -> interleave r r) xss", {"LIFT-INTERLEAVE-REGULAR"}),
     ("def f (xss: [][]i64) = map (\\r -> interleave r r) xss", {"LIFT-INTERLEAVE-SEGMENTED"}),
 ])
@@ -524,8 +528,8 @@ def test_the_log_is_in_the_order_the_rules_start():
 # ---------------------------------------------------------------- what is not built yet
 
 @pytest.mark.parametrize("text, construct", [
-    ("def f (xsss: [][][]i64) = map (\\r -> reduce_by_index [[0, 0]] (map2 (+)) [0, 0] [0] r) "
-     "xsss", "`reduce_by_index` with an operator on arrays inside a map"),
+    ("def f (xsss: [][][]i64) = map (\\r -> reduce_by_index [[0]] (\\a b -> a ++ b) [] [0] r) "
+     "xsss", "`reduce_by_index` with an operator on arrays that is not `map2`"),
     ("def f (xss: [][]i64) = reduce_by_index [[0]] (\\a b -> a ++ b) [] [0] xss",
      "`reduce_by_index` with an operator on arrays that is not `map2`"),
 ])

@@ -392,3 +392,54 @@ class OperatorRules:
                 return Leaf(self.b.emit(Rebuild(point_offs, inner), Segmented(inner.rep),
                                         "scan"), level)
             return _rebuild(ne, [rows(o) for o in out])
+
+    def reduce_by_index_elementwise_lifted(self, fn: ScalarFn, name: str, dest: Any, is_: Leaf,
+                                           vs: Any, node: ast.Node, env: Env) -> Any:
+        """`reduce_by_index dest (map2 f) ne is vss` at every point: element `j` of point
+        `p`'s value row `t` goes to element `j` of `p`'s destination row `is[t]` (dropped
+        when `is[t]` is outside `p`'s destination), one flat `reduce_by_index` by `f` over
+        all points' destination values; in-range rows are checked to have one length."""
+        level = env.level
+        with self.b.rule("LIFT-HIST-ELEMENTWISE", node, "an elementwise operator on rows at "
+                         "every point: each element to its place in its point's destination "
+                         "row, one flat reduce_by_index"):
+            self.same_lengths([is_, vs], node, env, "reduce_by_index")
+            dest = map_leaves(dest, lambda leaf: self.coerce(leaf, two_levels(leaf.rep)))
+            vs = map_leaves(vs, lambda leaf: self.coerce(leaf, two_levels(leaf.rep)))
+            d, v = leaves(dest)[0].atom, leaves(vs)[0].atom
+            d_points, d_rows = self.offsets(d), self.offsets(self.values(d))
+            v_points, v_rows = self.offsets(v), self.offsets(self.values(v))
+            flat_is = self.values(is_.atom)
+            # per value row t: its point, its index, whether it is in range, its dest row
+            p = self.segment_ids(v_points)
+            n_dest = self.gather(self.lengths(d_points), p, "nd")
+            first = self.gather(d_points, p, "first")
+            row = self.mapf("\\i n f -> if 0 <= i && i < n then f + i else -1",
+                            [flat_is, n_dest, first], "i64", "row")
+            zero = self.replicate(Const(1, "i64"), Const(0, "i64"))
+            d_len = self.gather(self.concat(self.lengths(d_rows), zero),
+                                self.mapf("\\r -> if r < 0 then m else r", [row], "i64", "at",
+                                          m=self.length(self.lengths(d_rows))), "dl")
+            ok = self.mapf("\\r l w -> r < 0 || l == w", [row, d_len, self.lengths(v_rows)],
+                           "bool", "ok")
+            self.b.check(Assert(self.all_true(ok), "SizeError",
+                                f"{name}: array lengths differ"))
+            start = self.gather(self.concat(d_rows, zero),
+                                self.mapf("\\r -> if r < 0 then 0 else r", [row], "i64", "at"),
+                                "start")
+            t = self.segment_ids(v_rows)
+            target = self.mapf("\\r s j -> if r < 0 then -1 else s + j",
+                               [self.gather(row, t, "row"), self.gather(start, t, "start"),
+                                self.segment_iota(v_rows)], "i64", "at")
+            d_vals = self._array_arg(map_leaves(dest, lambda leaf: Leaf(
+                self.values(self.values(leaf.atom)))))
+            v_vals = self._array_arg(map_leaves(vs, lambda leaf: Leaf(
+                self.values(self.values(leaf.atom)))))
+            hist = self.b.emit(Library("reduce_by_index", (d_vals, Const(0, "i64"), target,
+                                                           v_vals), (fn,)), d_vals.rep, "hist")
+
+            def shaped(leaf: Leaf) -> Leaf:
+                inner = self.b.emit(Rebuild(d_rows, leaf.atom), Segmented(leaf.rep), "hist")
+                return Leaf(self.b.emit(Rebuild(d_points, inner), Segmented(inner.rep),
+                                        "hist"), level)
+            return map_leaves(self.split(hist, None), shaped)
