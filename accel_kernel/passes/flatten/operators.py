@@ -24,7 +24,7 @@ from ...ir.flat import (OFFSETS, Assert, Atom, Const, FVar, Library, Map, Projec
                         SizesToOffsets, TupleRep)
 from ...lang import ast
 from .context import Env, FunVal, Leaf, TupleVal, leaves, map_leaves
-from .reps import row_rep
+from .reps import as_irregular, row_rep
 
 _ZERO = {"bool": False, "f32": 0.0, "f64": 0.0}
 
@@ -263,9 +263,7 @@ class OperatorRules:
         row must have its value row's length, map2's SizeError otherwise)."""
         found = self.elementwise_op(op)
         if found is None:
-            raise NotImplementedError("flatten: `reduce_by_index` with an operator on arrays "
-                                      "that is not `map2` of a scalar operator is not built "
-                                      "yet")
+            return self.reduce_by_index_sequential(dest, op, is_, vs, node, env)
         fn, name = found
         with self.b.rule("HIST-ELEMENTWISE", node, "an elementwise operator on rows: every "
                          "element of a value row to its place in its destination row, one "
@@ -443,3 +441,35 @@ class OperatorRules:
                 return Leaf(self.b.emit(Rebuild(d_points, inner), Segmented(inner.rep),
                                         "hist"), level)
             return map_leaves(self.split(hist, None), shaped)
+
+    def reduce_by_index_sequential(self, dest: Any, op: Any, is_: Leaf, vs: Any,
+                                   node: ast.Node, env: Env) -> Any:
+        """`reduce_by_index` outside every map with an operator on arrays that is not
+        elementwise: a loop over the indices in order, as interp combines; an index in
+        range replaces its row by `op row v` (a gather from the rows and the new row), an
+        index out of range leaves the rows as they are (the operator is not applied)."""
+        self.same_lengths([is_, vs], node, env, "reduce_by_index")
+        one = Leaf(Const(1, "i64"))
+
+        def body(state: Any, t: Leaf, inner: Env) -> Any:
+            i = self.index_value(is_, t, node, inner)
+            rows = self.lengths_of(state)
+            ok = Leaf(self.scalarf("0 <= i && i < n", "bool", "ok", i=i.atom, n=rows.atom))
+
+            def put(e: Env) -> Any:
+                row = self.apply_value(op, [self.index_value(state, i, node, e),
+                                            self.index_value(vs, t, node, e)], node, e)
+                both = self.lib_concat([state, self.lib_replicate([one, row], node, e)],
+                                       node, e)
+                idx = self.mapf("\\k -> if k == i then n else k", [self.iota(rows.atom)],
+                                "i64", "idx", i=i.atom, n=rows.atom)
+                return map_leaves(both, lambda leaf: Leaf(self.gather(leaf.atom, idx, "row")))
+            return self.if_blocks(ok, put, lambda e: state, inner)
+        with self.b.rule("HIST-SEQUENTIAL", node, "the operator works on arrays and is not "
+                         "elementwise: a loop over the indices, each in range replacing its "
+                         "row"):
+            # rows may change length: the destination is carried irregular
+            init = map_leaves(dest, lambda leaf: self.coerce(leaf, as_irregular(leaf.rep))
+                              if isinstance(row_rep(leaf.rep), (Regular, Segmented))
+                              else leaf)
+            return self.for_loop(init, self.lengths_of(is_), body, node, env)
