@@ -130,6 +130,44 @@ def test_summing_rows_of_a_regular_matrix_is_a_2d_reduction_without_descriptors(
     assert any(step.rule == "LIFT-REDUCE-REGULAR" for step in stage.steps)
 
 
+def test_a_histogram_inside_a_map_is_one_flat_reduce_by_index_without_a_loop():
+    stage = flatten("def f (xss: [][]i64) = map (\\r -> reduce_by_index (replicate 3 0) (+) 0 "
+                    "r r) xss")
+    f = form(stage, "f")
+    stmts = list(statements(f.body))
+    hists = [s for s in stmts if isinstance(s.op, F.Library) and s.op.name == "reduce_by_index"]
+    assert len(hists) == 1 and not any(isinstance(s.op, F.Loop) for s in stmts)
+    assert hists[0].targets[0].rep == F.Regular("i64", 1)      # the flat destination values
+    assert f.body.result[0].rep == F.Regular("i64", 2)          # rows of the regular block
+    assert call_def("def f (xss: [][]i64) = map (\\r -> reduce_by_index (replicate 3 0) (+) 0 "
+                    "r r) xss", "f", [[0, 1, 1], [2, 7, -1], []])[0] == \
+        "[[0, 2, 0], [0, 0, 2], [0, 0, 0]]"
+
+
+def test_a_lifted_neutral_element_is_one_segmented_reduction_of_flagged_values():
+    stage = flatten("def f (xss: [][]i64) = map (\\r -> reduce max (length r) r) xss")
+    stmts = list(statements(form(stage, "f").body))
+    reds = [s for s in stmts if isinstance(s.op, F.SegReduce)]
+    assert len(reds) == 1 and not any(isinstance(s.op, F.Loop) for s in stmts)
+    assert reds[0].op.values.rep == F.TupleRep((F.Regular("bool", 1), F.Regular("i64", 1)))
+    assert reds[0].op.ne.rep == F.TupleRep((F.ScalarRep("bool"), F.ScalarRep("i64")))
+
+
+def test_map2_operators_reduce_columns_of_the_transposed_block():
+    stage = flatten("def f (xss: [][]i64) = reduce (map2 (+)) [0, 0] xss")
+    stmts = list(statements(form(stage, "f").body))
+    assert len([s for s in stmts if isinstance(s.op, F.SegReduce)]) == 1
+    assert any(isinstance(s.op, F.Assert) and s.op.kind == "SizeError" for s in stmts)
+    assert not any(isinstance(s.op, F.Loop) for s in stmts)
+
+
+def test_transposing_regular_blocks_inside_a_map_needs_no_descriptor():
+    stage = flatten("def f (n: i64) = map (\\r -> transpose r) (replicate n [[1, 2], [3, 4]])")
+    f = form(stage, "f")
+    assert descriptors(f) == []
+    assert f.body.result[0].rep == F.Regular("i64", 3)
+
+
 def test_summing_rows_of_an_irregular_array_is_a_segmented_reduction():
     stage = flatten("def f (xss: [][]i64) = map (\\r -> reduce (+) 0 r) xss")
     f = form(stage, "f")
@@ -402,6 +440,36 @@ map (\\r -> r[2]) m""",
     "negative-sizes-inside-maps": """
 let xs = [3, -1, 2]
 map (\\n -> iota n) xs""",
+    "histograms-inside-maps": """
+let xss = [[0, 1, 1], [2, 2], [5, -1], []]
+(map (\\x -> reduce_by_index (replicate 3 0) (+) 0 x x) xss,
+ map (\\n -> reduce_by_index (iota n) (\\a b -> a * b) 1 [0, 2, 3, 0] [7, 1, 9, 3]) [1, 4, 0, 3],
+ map (\\x -> reduce_by_index [1.5, 2.5] min 0.0 x [0.5, -1.0]) [[0, 1], [1, 1]])""",
+    "lifted-neutral-elements": """
+let xss = [[3, 1], [], [2, 8, 5]]
+(map (\\x -> reduce max x [1, 2]) [5, 0], map (\\r -> reduce min (length r) r) xss,
+ map (\\r -> scan (+) (length r) r) xss,
+ map (\\x -> map (\\y -> reduce (+) y (iota x)) [x, 1]) [2, 0],
+ map (\\r -> reduce (\\(a, b) (c, d) -> (a + c, b * d)) (length r, 2) (zip r r)) xss)""",
+    "array-operators": """
+let blocks = [[[1, 2], [3, 4]], [[5, 6]], []]
+(scan (map2 (+)) [0, 0] [[1, 2], [3, 4]], reduce (map2 (*)) [1, 1, 1] [[1, 2, 3], [4, 5, 6]],
+ reduce_by_index [[0, 0], [0, 0]] (map2 (+)) [0, 0] [0, 1, 0] [[1, 2], [3, 4], [5, 6]],
+ map (\\r -> reduce (map2 (+)) [0, 0] r) blocks, map (\\r -> scan (map2 max) [2, 2] r) blocks,
+ map (\\r -> reduce (\\a b -> a ++ b) [] r) blocks, scan (\\a b -> a ++ b) [] [[1], [2, 3]])""",
+    "array-operators-check-rows": """
+map (\\r -> scan (map2 (+)) [0, 0] r) [[[1, 2]], [[1, 2, 3]]]""",
+    "transposes-inside-maps": """
+(map (\\m -> transpose m) [[[1, 2], [3, 4]], [[5, 6], [7, 8]]],
+ map (\\n -> transpose (map (\\i -> [i, n]) (iota n))) [2, 0, 3],
+ map (\\n -> transpose (replicate n (zip [1, 2] [true, false]))) [1, 2])""",
+    "ragged-transposes-inside-maps": """
+map (\\n -> transpose (map (\\i -> iota (i + n)) (iota 2))) [2, 3]""",
+    "computed-ranges-inside-maps": """
+(map (\\s -> [0..<6 by s]) [1, 2, -1], map (\\s -> [10..0 by s]) [-3, -1],
+ map (\\a -> [a..(2 * a)]) [3, 0], map (\\s -> if s == 0 then [] else [0..4 by s]) [0, 2])""",
+    "zero-range-steps-inside-maps": """
+map (\\s -> [0..<6 by s]) [1, 0]""",
 }
 
 
@@ -438,6 +506,35 @@ def test_lifted_constructs_run_on_numpy_like_interp(name):
      {"REDUCE-SEQUENTIAL", "LOOP"}),
     ("def f (xs: []i64) = loop a = 0 while a < 10 do a + reduce (+) 0 xs", {"WHILE"}),
     ("def f (xs: []i64) (c: bool) = if c then xs else reverse xs", {"IF", "LIBRARY"}),
+    ("def f (xss: [][]i64) = map (\\r -> reduce_by_index (replicate 3 0) (+) 0 r r) xss",
+     {"LIFT-HIST-REGULAR"}),
+    ("def f (xs: []i64) = map (\\n -> reduce_by_index (iota n) (+) 0 [0, 1] [1, 2]) xs",
+     {"LIFT-HIST-SEGMENTED"}),
+    ("def f (xs: []i64) = map (\\x -> reduce max x [1, 2]) xs", {"LIFT-REDUCE-NE"}),
+    ("def f (xss: [][]i64) = map (\\r -> scan (+) (length r) r) xss", {"LIFT-SCAN-NE"}),
+    ("def f (xss: [][]i64) = reduce (map2 (+)) [0, 0] xss", {"REDUCE-COLUMNS"}),
+    ("def f (xss: [][]i64) = scan (map2 (+)) [0, 0] xss", {"SCAN-COLUMNS"}),
+    ("def f (xss: [][]i64) = reduce_by_index [[0, 0]] (map2 (+)) [0, 0] [0] xss",
+     {"HIST-ELEMENTWISE"}),
+    ("def f (xsss: [][][]i64) = map (\\r -> reduce (map2 (+)) [0, 0] r) xsss",
+     {"LIFT-REDUCE-COLUMNS"}),
+    ("def f (xsss: [][][]i64) = map (\\r -> scan (map2 (+)) [0, 0] r) xsss",
+     {"LIFT-SCAN-COLUMNS"}),
+    ("def f (xsss: [][][]i64) = map (\\r -> reduce (\\a b -> a ++ b) [] r) xsss",
+     {"LIFT-REDUCE-SEQUENTIAL", "LIFT-LOOP-ACTIVE"}),
+    ("def f (xss: [][]i64) = scan (\\a b -> a ++ b) [] xss", {"SCAN-SEQUENTIAL", "LOOP"}),
+    ("def f (n: i64) = map (\\r -> transpose r) (replicate n [[1, 2], [3, 4]])",
+     {"LIFT-TRANSPOSE-REGULAR"}),
+    ("def f (xsss: [][][]i64) = map (\\r -> transpose r) xsss", {"LIFT-TRANSPOSE-SEGMENTED"}),
+    ("def f (xs: []i64) = map (\\s -> [0..<6 by s]) xs", {"LIFT-RANGE-IRREGULAR"}),
+    ("def f (xsss: [][][]i64) = map (\\r -> reduce_by_index [[0, 0]] (map2 (+)) [0, 0] [0] r) "
+     "xsss", {"LIFT-HIST-ELEMENTWISE"}),
+    ("def f (xss: [][]i64) = reduce_by_index [[0]] (\\a b -> a ++ b) [] [0] xss",
+     {"HIST-SEQUENTIAL", "LOOP"}),
+    ("def f (xss: [][]i64) = map (\\r -> reduce (\\a b -> a * length r + b) 0 r) xss",
+     {"LIFT-REDUCE-SEQUENTIAL"}),
+    ("def f (xss: [n][m]i64) = map (\\r -> interleave r r) xss", {"LIFT-INTERLEAVE-REGULAR"}),
+    ("def f (xss: [][]i64) = map (\\r -> interleave r r) xss", {"LIFT-INTERLEAVE-SEGMENTED"}),
 ])
 def test_rules_are_logged_under_their_names(text, rules):
     stage = flatten(text)
@@ -458,10 +555,8 @@ def test_the_log_is_in_the_order_the_rules_start():
 # ---------------------------------------------------------------- what is not built yet
 
 @pytest.mark.parametrize("text, construct", [
-    ("def f (xsss: [][][]i64) = map (\\xss -> transpose xss) xsss", "`transpose` inside a map"),
-    ("def f (xss: [][]i64) = map (\\r -> reduce_by_index r (+) 0 [0] [1]) xss",
-     "`reduce_by_index` inside a map"),
-    ("def f (xs: []i64) = map (\\x -> reduce (+) x [1, 2]) xs", "lifted neutral element"),
+    ("def f (xsss: [][][]i64) = map (\\r -> reduce_by_index [[0]] (\\a b -> a ++ b) [] [0] r) "
+     "xsss", "`reduce_by_index` with an operator on arrays that is not `map2`"),
 ])
 def test_what_is_not_built_yet_says_what(text, construct):
     with pytest.raises(NotImplementedError, match=construct):

@@ -136,9 +136,8 @@ class ArrayRules:
     def range_(self, e: ast.Range, env: Env) -> Any:
         start, end = self.flatten(e.start, env), self.flatten(e.end, env)
         step = self.flatten(e.step, env) if e.step is not None else Leaf(Const(1, "i64"))
-        if env.level is not None or any(x.level is not None for x in (start, end, step)):
-            raise NotImplementedError("flatten: a range with a computed step inside a map is "
-                                      "not built yet")
+        if any(x.level is not None for x in (start, end, step)):
+            return self.range_lifted(start, end, step, e, env)
         with self.b.rule("RANGE", e, "a range with a computed step: its count, then a map "
                          "over iota"):
             ok = self.scalarf("s != 0", "bool", "ok", s=step.atom)

@@ -309,13 +309,16 @@ class Builder:
     def mark(self) -> tuple:
         """Where the log, the current block and the active rules are (to undo an attempt)."""
         return (len(self.ctx.log.steps), len(self.frame.stmts),
-                [len(rule.stmts) for rule in self.rules])
+                [len(rule.stmts) for rule in self.rules], dict(self.frame.cache))
 
     def undo(self, mark: tuple) -> None:
         del self.ctx.log.steps[mark[0]:]
         del self.frame.stmts[mark[1]:]
         for rule, n in zip(self.rules, mark[2]):
             del rule.stmts[n:]
+        # what the attempt cached names statements just removed
+        self.frame.cache.clear()
+        self.frame.cache.update(mark[3])
 
 
 def const(value: Any, elem: str) -> Leaf:

@@ -6,28 +6,32 @@ value at once. The representation of the per-point values decides the rule: a `R
 block (one more dimension) keeps the operation regular (`reduce` along the inner axis, no
 descriptor: LIFT-REDUCE-REGULAR), a `Segmented` array uses the segmented operation
 (`seg_reduce`, LIFT-REDUCE-SEGMENTED). `map`, `generate` (and `iota`, `replicate`) and `expand`
-open a new level of the lifting context (`levels.py`).
+open a new level of the lifting context (`levels.py`). Inside a map, `reduce_by_index` is one
+flat histogram at `row start + index` (LIFT-HIST-...), `transpose` a gather (LIFT-TRANSPOSE-...)
+and a range with per-point bounds a generate over the counts (LIFT-RANGE-...); reductions with a
+lifted neutral element or an operator on arrays are in `operators.py`.
 """
 from __future__ import annotations
 
 from dataclasses import replace
 from typing import Any
 
-from ...ir.flat import (OFFSETS, Assert, Filter, FVar, Iota, Map, Rebuild, Reduce, Regular,
-                        Replicate, Scan, ScalarRep, SegFilter, SegReduce, SegScan, Segmented,
-                        TupleRep)
+from ...ir.flat import (OFFSETS, Assert, Const, Filter, FVar, Iota, Library, Map, Rebuild,
+                        Reduce, Regular, Replicate, Reshape, Scan, ScalarRep, SegFilter, SegReduce,
+                        SegScan, Segmented, SizesToOffsets, TupleRep)
 from ...ir.assert_message import field
 from ...lang import ast
 from ...lang import types as T
+from .operators import OperatorRules, two_levels
 from .context import Env, FunVal, Leaf, Level, TupleVal, leaves, map_leaves, zip_leaves
-from .reps import generalise, is_scalar, row_rep, stack_regular
+from .reps import as_irregular, generalise, is_scalar, row_rep, scalar_elem, stack_regular
 from .scalar import SCALAR_BUILTINS
 
 SEQUENCE_ALIASES = {"mapSeq": "map", "zipWithSeq": "map2", "foldSeq": "reduce",
                     "produce": "generate"}
 
 
-class LibraryRules:
+class LibraryRules(OperatorRules):
     """Mixin of the flattener: `library(name, args, node, env)`."""
 
     def library(self, name: str, args: list[Any], node: ast.Node, env: Env) -> Any:
@@ -144,6 +148,137 @@ class LibraryRules:
         return self.generate_values(n, lambda i, inner: self.to_level(x, inner.level), node,
                                     env, "REPLICATE")
 
+    # ------------------------------------------------------------------ ranges
+    def range_lifted(self, start: Leaf, end: Leaf, step: Leaf, node: ast.Range,
+                     env: Env) -> Any:
+        """`[a..<b by s]` (or `..`) whose bounds or step differ per point: the step checked
+        at every point that reaches it (0 is a SizeError), the count per point, then a
+        generate of `a + i * s` over the counts (an irregular level unless the count is one
+        unlifted scalar). The count divides only by a non-zero step: fused code may compute
+        it before the check fails."""
+        elem = start.rep.elem
+        home = self.check_home([start, end, step], env)
+        self._bounds([step], "s != 0", home, "SizeError", "range step is 0", names=("s",))
+        incl = "s" if node.inclusive else "s - 1"
+        incl_neg = "-s" if node.inclusive else "-s - 1"
+        count = self._scalar_of([start, end, step],
+                                f"if s > 0 then max 0 ((b - a + {incl}) / s) "
+                                f"else if s < 0 then max 0 ((a - b + {incl_neg}) / (-s)) "
+                                "else 0", home,
+                                names=("a", "b", "s"))
+
+        def element(i: Leaf, inner: Env) -> Leaf:
+            lifted = [(k, self.to_level(x, inner.level).atom)
+                      for k, x in (("a", start), ("s", step)) if x.level is not None]
+            free = {k: x.atom for k, x in (("a", start), ("s", step)) if x.level is None}
+            params = " ".join(["i"] + [k for k, _ in lifted])
+            return Leaf(self.mapf(f"\\{params} -> a + i * s", [i.atom] + [a for _, a in lifted],
+                                  elem, "range", **free), inner.level)
+        # logged as LIFT-RANGE-REGULAR (one count for every point) or -IRREGULAR
+        return self.generate_values(count, element, node, env, "RANGE")
+
+    # ------------------------------------------------------------------ transpose
+    def transpose_lifted(self, xs: Any, node: ast.Node, env: Env) -> Any:
+        """Every point's two outer axes swapped. A regular block `[P][r][c]` is a gather by
+        the axis permutation (LIFT-TRANSPOSE-REGULAR); otherwise every point's rows are
+        checked to have one length (a ragged point is interp's SizeError) and point `p`'s
+        `c_p` new rows of `r_p` elements are gathered from `row_start + j`
+        (LIFT-TRANSPOSE-SEGMENTED)."""
+        level = env.level
+        first = leaves(xs)[0]
+        if all(isinstance(leaf.rep, Regular) for leaf in leaves(xs)):
+            with self.b.rule("LIFT-TRANSPOSE-REGULAR", node, "a regular block: a gather by "
+                             "the permutation of its two inner axes"):
+                x = first.atom
+                pts, r = self.points(level), self.inner_extent(x)
+                c = self.inner_extent(self.values(x))
+                total = self.scalarf("p * r * c", "i64", "n", p=pts, r=r, c=c)
+                src = self.mapf("\\q -> let w = r * c in let e = q % w in "
+                                "(q / w) * w + (e % r) * c + e / r",
+                                [self.iota(total)], "i64", "idx", r=r, c=c)
+                rows = self.scalarf("p * c", "i64", "n", p=pts, c=c)
+
+                def block(leaf: Leaf) -> Leaf:
+                    out = self.gather(self.values(self.values(leaf.atom)), src, "tr")
+                    out = self.b.emit(Reshape(out, rows), stack_regular(out.rep), "tr")
+                    return Leaf(self.b.emit(Reshape(out, pts), leaf.rep, "tr"), level)
+                return map_leaves(xs, block)
+        with self.b.rule("LIFT-TRANSPOSE-SEGMENTED", node, "rows per point differ: every "
+                         "point's rows checked for one length, then a segmented gather"):
+            xs = map_leaves(xs, lambda leaf: self.coerce(leaf, two_levels(leaf.rep)))
+            x = leaves(xs)[0].atom
+            point_offs, rows = self.offsets(x), self.values(x)
+            row_offs = self.offsets(rows)
+            row_lens = self.lengths(row_offs)
+            r = self.lengths(point_offs)                         # rows per point
+            starts = self.gather(point_offs, self.iota(self.length(r)), "start")
+            # the width of every point: its first row's length (0 for a point without rows)
+            zero = self.replicate(Const(1, "i64"), Const(0, "i64"))
+            c = self.gather(self.concat(row_lens, zero),
+                            self.mapf("\\s r -> if r == 0 then n else s", [starts, r], "i64",
+                                      "at", n=self.length(row_lens)), "width")
+            point_of_row = self.segment_ids(point_offs)
+            ok = self.mapf("\\l w -> l == w", [row_lens, self.gather(c, point_of_row, "w")],
+                           "bool", "ok")
+            self.b.check(Assert(ok, "SizeError", "transpose: ragged array"))
+            new_sizes = self.mapf("\\r c -> if r == 0 then 0 else c", [r, c], "i64", "sz")
+            new_point_offs = self.b.emit(SizesToOffsets(new_sizes), OFFSETS, "offs")
+            p_of, j_of = self.segment_ids(new_point_offs), self.segment_iota(new_point_offs)
+            new_row_offs = self.b.emit(SizesToOffsets(self.gather(r, p_of, "sz")), OFFSETS,
+                                       "offs")
+            out_row, i_of = self.segment_ids(new_row_offs), self.segment_iota(new_row_offs)
+            first_row = self.gather(self.gather(point_offs, p_of, "start"), out_row, "start")
+            j = self.gather(j_of, out_row, "col")
+            src = self.mapf("\\f i -> f + i", [first_row, i_of], "i64", "row")
+            elem = self.mapf("\\s j -> s + j", [self.gather(row_offs, src, "rs"), j], "i64",
+                             "idx")
+
+            def one(leaf: Leaf) -> Leaf:
+                vals = self.gather(self.values(self.values(leaf.atom)), elem, "tr")
+                inner = self.b.emit(Rebuild(new_row_offs, vals), Segmented(vals.rep), "tr")
+                return Leaf(self.b.emit(Rebuild(new_point_offs, inner), Segmented(inner.rep),
+                                        "tr"), level)
+            return map_leaves(xs, one)
+
+    # ------------------------------------------------------------------ interleave
+    def interleave_lifted(self, a: Any, b: Any, node: ast.Node, env: Env) -> Any:
+        """Every point's two rows (of one length, checked) alternated: a gather from the
+        two flat value arrays side by side, element `2k` from `a`, `2k + 1` from `b`
+        (LIFT-INTERLEAVE-REGULAR without a descriptor, or -SEGMENTED)."""
+        level = env.level
+        self.same_lengths([a, b], node, env, "interleave")
+
+        def one(x: Leaf, y: Leaf) -> Leaf:
+            p = self.points(level)
+            if isinstance(x.rep, Regular) and x.rep == y.rep:
+                with self.b.rule("LIFT-INTERLEAVE-REGULAR", node, "rows of regular blocks: "
+                                 "a regular block twice as wide, gathered from both"):
+                    m = self.inner_extent(x.atom)
+                    total = self.scalarf("2 * p * m", "i64", "n", p=p, m=m)
+                    idx = self.mapf("\\q -> let r = q / (2 * m) in let e = q % (2 * m) in "
+                                    "if e % 2 == 0 then r * m + e / 2 else p * m + r * m + e / 2",
+                                    [self.iota(total)], "i64", "idx", m=m, p=p)
+                    out = self.gather(self.concat(self.values(x.atom), self.values(y.atom)),
+                                      idx, "inter")
+                    return Leaf(self.b.emit(Reshape(out, p), x.rep, "inter"), level)
+            rep = generalise(x.rep if isinstance(x.rep, Segmented) else Segmented(row_rep(x.rep)),
+                             y.rep if isinstance(y.rep, Segmented) else Segmented(row_rep(y.rep)))
+            with self.b.rule("LIFT-INTERLEAVE-SEGMENTED", node, "rows of different lengths: "
+                             "offsets of twice the lengths, a gather from both"):
+                x, y = self.coerce(x, rep), self.coerce(y, rep)
+                ox, oy = self.offsets(x.atom), self.offsets(y.atom)
+                sizes = self.mapf("\\l -> 2 * l", [self.lengths(ox)], "i64", "sz")
+                offs = self.b.emit(SizesToOffsets(sizes), OFFSETS, "offs")
+                seg, pos = self.segment_ids(offs), self.segment_iota(offs)
+                sa, sb = self.gather(ox, seg, "sa"), self.gather(oy, seg, "sb")
+                va, vb = self.values(x.atom), self.values(y.atom)
+                idx = self.mapf("\\p s t -> if p % 2 == 0 then s + p / 2 else n + t + p / 2",
+                                [pos, sa, sb], "i64", "idx", n=self.length(va))
+                vals = self.gather(self.concat(va, vb), idx, "inter")
+                return Leaf(self.b.emit(Rebuild(offs, vals), Segmented(vals.rep), "inter"),
+                            level)
+        return zip_leaves([a, b], one)
+
     # ------------------------------------------------------------------ reductions
     def _op_fn(self, op: FunVal, what: str):
         return self.scalar_fn(op, 2, what)
@@ -165,9 +300,12 @@ class LibraryRules:
         try:
             fn = self._op_fn(op, "reduce")
         except NotImplementedError:
-            if env.level is None:
-                return self.sequential_fold(op, ne, xs, node, env)
-            raise
+            found = self.elementwise_op(op)
+            if found is not None:
+                columns = self.reduce_columns if env.level is None else \
+                    self.reduce_columns_lifted
+                return columns(found[0], found[1], ne, xs, node, env)
+            return self.sequential_fold(op, ne, xs, node, env)
         if env.level is None:
             with self.b.rule("REDUCE", node, "a reduction outside every map"):
                 rep = self._rep(ne)
@@ -178,6 +316,8 @@ class LibraryRules:
         if not is_scalar(row_rep(row_rep(first.rep))):
             raise NotImplementedError("flatten: `reduce` of arrays inside a map is not built "
                                       "yet")
+        if any(leaf.level is not None for leaf in leaves(ne)):
+            return self.reduce_lifted_ne(fn, ne, xs, node, env)
         neutral = self._neutral(ne, "reduce")
         rep = _lifted(self._rep(ne))
         if all(isinstance(leaf.rep, Regular) for leaf in leaves(xs)):
@@ -210,7 +350,16 @@ class LibraryRules:
     def lib_scan(self, args, node, env):
         op, ne, xs = args
         xs = self._home(xs, env)
-        fn = self._op_fn(op, "scan")
+        found = self.elementwise_op(op)
+        if found is not None:
+            columns = self.scan_columns if env.level is None else self.scan_columns_lifted
+            return columns(found[0], found[1], ne, xs, node, env)
+        try:
+            fn = self._op_fn(op, "scan")
+        except NotImplementedError:
+            return self.sequential_scan(op, ne, xs, node, env)
+        if any(leaf.level is not None for leaf in leaves(ne)):
+            return self.scan_lifted_ne(fn, ne, xs, node, env)
         neutral = self._neutral(ne, "scan")
         if env.level is None or all(isinstance(leaf.rep, Regular) for leaf in leaves(xs)):
             rule = "SCAN" if env.level is None else "LIFT-SCAN-REGULAR"
@@ -230,18 +379,106 @@ class LibraryRules:
                 Rebuild(offs, leaf.atom), Segmented(leaf.rep), "scan"), env.level))
 
     def sequential_fold(self, op: FunVal, ne: Any, xs: Any, node: ast.Node, env: Env) -> Any:
-        """`reduce` whose operator is not scalar code, outside every map: a sequential loop
-        over the elements (the operator is associative and `ne` neutral, so the result is
-        the same)."""
-        first = leaves(xs)[0].atom
-        n = self.length(first)
+        """`reduce` whose operator is not scalar code: a sequential loop over the elements
+        from `ne`, interp's left fold (REDUCE-SEQUENTIAL; inside a map a loop over every
+        point's elements, while some point has elements left: LIFT-REDUCE-SEQUENTIAL)."""
+        n = self.lengths_of(xs)               # every point's length inside a map
 
         def body(state: Any, i: Leaf, inner: Env) -> Any:
-            x = self.index_value(xs, i, node, inner)
+            # inside a map the loop runs on the points still active: xs's rows there
+            x = self.index_value(self.to_level(xs, inner.level), i, node, inner)
             return self.apply_value(op, [state, x], node, inner)
-        with self.b.rule("REDUCE-SEQUENTIAL", node, "the operator works on arrays: a loop "
-                         "over the elements"):
-            return self.for_loop(ne, Leaf(n), body, node, env)
+        with self.b.rule(self._rule(env, "REDUCE-SEQUENTIAL").replace("-REGULAR", "").replace(
+                "-IRREGULAR", ""), node, "the operator works on arrays: a loop over the "
+                "elements"):
+            return self.for_loop(ne, n, body, node, env)
+
+    # ------------------------------------------------------------------ histograms
+    def _rows_of_elements(self, ix: FVar) -> FVar:
+        """For every flat element of a lifted array, the point (row) it belongs to."""
+        if isinstance(ix.rep, Regular):
+            k = self.inner_extent(ix)
+            return self.mapf("\\q -> q / k", [self.iota(self.length(self.values(ix)))],
+                             "i64", "row", k=k)
+        return self.segment_ids(self.offsets(ix))
+
+    def reduce_by_index_lifted(self, dest: Any, op: FunVal, ne: Any, is_: Leaf, vs: Any,
+                               node: ast.Node, env: Env) -> Any:
+        """`reduce_by_index` at every point as ONE flat histogram: point `r`'s destination
+        row occupies [start(r), start(r) + length(r)) of the flat destination values, its
+        index `i` goes to `start(r) + i` when `0 <= i < length(r)` and nowhere (-1, which
+        the flat histogram drops) otherwise, so no index reaches another point's row."""
+        level = env.level
+        try:
+            fn = self.scalar_fn(op, 2, "reduce_by_index")
+        except NotImplementedError:
+            found = self.elementwise_op(op)
+            if found is None:
+                raise NotImplementedError("flatten: `reduce_by_index` with an operator on "
+                                          "arrays that is not `map2` of a scalar operator "
+                                          "inside a map is not built yet") from None
+            dest, is_, vs = [self._home(x, env) for x in (dest, is_, vs)]
+            return self.reduce_by_index_elementwise_lifted(found[0], found[1], dest, is_, vs,
+                                                           node, env)
+        dest, is_, vs = [self._home(x, env) for x in (dest, is_, vs)]
+        self.same_lengths([is_, vs], node, env, "reduce_by_index")
+        regular = all(isinstance(leaf.rep, Regular) for leaf in leaves(dest))
+        rule, note = ("LIFT-HIST-REGULAR", "destination rows of a regular block: targets at "
+                      "row * m + i, one flat reduce_by_index") if regular else \
+            ("LIFT-HIST-SEGMENTED", "destination rows of different lengths: targets at the "
+             "segment start + i, one flat reduce_by_index")
+        with self.b.rule(rule, node, note):
+            if not regular:
+                dest = self._segmented(dest)
+            x = leaves(dest)[0].atom
+            rows, flat_is = self._rows_of_elements(is_.atom), self.values(is_.atom)
+            if regular:
+                target = self.mapf("\\r i -> if 0 <= i && i < m then r * m + i else -1",
+                                   [rows, flat_is], "i64", "at", m=self.inner_extent(x))
+            else:
+                offs = self.offsets(x)
+                start = self.gather(offs, rows, "start")
+                lens = self.gather(self.lengths(offs), rows, "len")
+                target = self.mapf("\\s l i -> if 0 <= i && i < l then s + i else -1",
+                                   [start, lens, flat_is], "i64", "at")
+            d_vals = self._array_arg(map_leaves(dest, lambda leaf: Leaf(self.values(leaf.atom))))
+            v_vals = self._array_arg(map_leaves(vs, lambda leaf: Leaf(self.values(leaf.atom))))
+            # the neutral element is not used by reduce_by_index (the destination's values
+            # start every bucket); a lifted one is not passed
+            neutral = Const(0, "i64") if any(leaf.level is not None for leaf in leaves(ne)) \
+                else self._neutral(ne, "reduce_by_index")
+            hist = self.b.emit(Library("reduce_by_index", (d_vals, neutral, target, v_vals),
+                                       (fn,)), d_vals.rep, "hist")
+            parts = self.split(hist, None)
+            if regular:
+                return map_leaves(parts, lambda leaf: Leaf(self.b.emit(
+                    Reshape(leaf.atom, self.points(level)), stack_regular(leaf.rep), "hist"),
+                    level))
+            return map_leaves(parts, lambda leaf: Leaf(self.b.emit(
+                Rebuild(self.offsets(x), leaf.atom), Segmented(leaf.rep), "hist"), level))
+
+    def sequential_scan(self, op: FunVal, ne: Any, xs: Any, node: ast.Node, env: Env) -> Any:
+        """`scan` whose operator is not scalar code and not elementwise: a sequential loop
+        over the elements carrying the accumulator and the rows made so far, each new
+        accumulator appended as a row (SCAN-SEQUENTIAL; inside a map, every point's)."""
+        n = self.lengths_of(xs)
+        one = Leaf(Const(1, "i64"))
+
+        def body(state: Any, i: Leaf, inner: Env) -> Any:
+            acc, rows = state.parts
+            x = self.index_value(self.to_level(xs, inner.level), i, node, inner)
+            new = self.apply_value(op, [acc, x], node, inner)
+            row = self.lib_replicate([one, new], node, inner)
+            return TupleVal((new, self.lib_concat([rows, row], node, inner)))
+        with self.b.rule(self._rule(env, "SCAN-SEQUENTIAL").replace("-REGULAR", "").replace(
+                "-IRREGULAR", ""), node, "the operator works on arrays: a loop over the "
+                "elements, every partial result appended"):
+            empty = self.lib_replicate([Leaf(Const(0, "i64")), ne], node, env)
+            # the partial results may differ in length: rows kept as segments
+            empty = map_leaves(empty, lambda leaf: self.coerce(leaf, as_irregular(leaf.rep))
+                               if row_rep(leaf.rep) != ScalarRep(scalar_elem(leaf.rep))
+                               else leaf)
+            return self.for_loop(TupleVal((ne, empty)), n, body, node, env).parts[1]
 
     # ------------------------------------------------------------------ filters
     def keep_mask(self, p: Any, xs: Any, node: ast.Node, env: Env) -> Leaf:

@@ -233,20 +233,26 @@ class WholeArrayRules:
     # ------------------------------------------------------------------ the rest
     def lib_transpose(self, args, node, env):
         xs = self._home(args[0], env)
-        self._not_lifted("transpose", env)
+        if env.level is not None:
+            return self.transpose_lifted(xs, node, env)
         return map_leaves(xs, lambda leaf: Leaf(self._library0(
             "transpose", node, [leaf.atom], _regular_of(leaf.rep))))
 
     def lib_interleave(self, args, node, env):
         a, b = [self._home(x, env) for x in args]
-        self._not_lifted("interleave", env)
+        if env.level is not None:
+            return self.interleave_lifted(a, b, node, env)
         return zip_leaves([a, b], lambda x, y: Leaf(self._library0(
             "interleave", node, [x.atom, y.atom], generalise(x.rep, y.rep))))
 
     def lib_reduce_by_index(self, args, node, env):
         dest, op, ne, is_, vs = args
-        self._not_lifted("reduce_by_index", env)
-        fn = self.scalar_fn(op, 2, "reduce_by_index")
+        if env.level is not None:
+            return self.reduce_by_index_lifted(dest, op, ne, is_, vs, node, env)
+        try:
+            fn = self.scalar_fn(op, 2, "reduce_by_index")
+        except NotImplementedError:
+            return self.reduce_by_index_columns(dest, op, ne, is_, vs, node, env)
         d = self._array_arg(dest)
         arr = self._array_arg(vs)
         out = self._library0("reduce_by_index", node,
