@@ -507,8 +507,12 @@ class _KernelWriter:
             return f"{python_name(t.name)}.shape"
         stmt = next(s for s in self.body if t in s.targets)
         op = stmt.op
-        if isinstance(op, F.Reshape):
-            return f"({_atom_code(op.rows)}, n // max(1, {_atom_code(op.rows)}))"
+        if isinstance(op, F.Reshape):       # the outer axis split, the inner ones kept
+            rows = _atom_code(op.rows)
+            if not (isinstance(op.arr.rep, F.Regular) and op.arr.rep.rank > 1):
+                return f"({rows}, n // max(1, {rows}))"
+            inner = self.block_shape(op.arr)
+            return f"(({rows}, ({inner})[0] // max(1, {rows})) + tuple(({inner})[1:]))"
         sources = [a for a in _reads(op) if isinstance(a.rep, F.Regular)
                    and a.rep.rank == t.rep.rank]
         if isinstance(op, (F.Map, F.Values)) and sources:
