@@ -311,7 +311,7 @@ class _KernelWriter:
             body.segmented(kind, element_outputs, reductions)
         else:
             raise NotImplementedError(f"cpu: a {kind} kernel is not built yet")
-        lines += body.lines
+        lines += body.lines or ["    pass"]          # a kernel with nothing left to do
         host = self.host(kind, aligned, outputs, reductions, out_params)
         return lines, host
 
@@ -531,6 +531,12 @@ def _call_and_return(call: str, outputs: list[F.FVar], scalars: list[F.FVar]) ->
     return [line, f"    return ({', '.join(results)}{',' if len(results) == 1 else ''}), err"]
 
 
+def _block(header: str, body: list[str]) -> list[str]:
+    """A compound statement (`for`, `if`), or nothing when its body is empty: a loop or a
+    test with nothing to do is left out (Python has no empty blocks)."""
+    return [header, *body] if body else []
+
+
 def _is_terminal(stmt: F.Stmt, kind: str) -> bool:
     op = stmt.op
     if isinstance(op, (F.Reduce, F.SegReduce, F.Scan, F.Filter)):
@@ -667,9 +673,8 @@ class _Body:
 
     # ------------------------------------------------------------------ kinds
     def map_loop(self, outputs: list[F.FVar]) -> None:
-        self.lines.append("    for i in prange(n):")
-        self.lines += self.element(self.k.body, " " * 8)
-        self.lines += self.store(outputs, " " * 8)
+        element = self.element(self.k.body, " " * 8) + self.store(outputs, " " * 8)
+        self.lines += _block("    for i in prange(n):", element)
 
     def chunks(self) -> None:
         """`chunks` (a few per thread, at most one per element) comes from the host."""
@@ -781,25 +786,26 @@ class _Body:
         for s, acc in zip(reductions, accs):
             self.lines += [f"        acc_{acc} = {self.value(s.op.ne)}",
                            f"        first_{acc} = True"]
-        self.lines.append("        for i in range(lo, hi):")
         self.locals = {}
-        self.lines += self.element(before, " " * 12)
-        self.lines += self.store(full, " " * 12)
+        element = self.element(before, " " * 12)
+        element += self.store(full, " " * 12)
         for s, acc in zip(reductions, accs):
             if s.id in over_all:
-                self.lines += self.fold(s, acc, ops[s.id], " " * 12)
-        self.lines.append(f"            if {self.value(keep)}:")
+                element += self.fold(s, acc, ops[s.id], " " * 12)
+        test = self.value(keep)
         for f in filters:                # a kept value is the element itself
             self.locals[f.targets[0].name] = self.value(f.op.arr)
-        self.lines += self.element(after, " " * 16)
+        kept = self.element(after, " " * 16)
         for s, acc in zip(reductions, accs):
             if s.id not in over_all:
-                self.lines += self.fold(s, acc, ops[s.id], " " * 16)
+                kept += self.fold(s, acc, ops[s.id], " " * 16)
         for t in compacted:
-            self.lines.append(f"                out_{python_name(t.name)}[pos] = "
-                              f"{self.locals[t.name]}")
+            kept.append(f"                out_{python_name(t.name)}[pos] = "
+                        f"{self.locals[t.name]}")
         if compacted:
-            self.lines.append("                pos += 1")
+            kept.append("                pos += 1")
+        element += _block(f"            if {test}:", kept)
+        self.lines += _block("        for i in range(lo, hi):", element)
         for acc in accs:
             self.lines += [f"        part_{acc}[c] = acc_{acc}",
                            f"        have_{acc}[c] = not first_{acc}"]
