@@ -436,7 +436,8 @@ class _KernelWriter:
         target reports it)."""
         out = []
         for s in self.body:
-            if isinstance(s.op, (F.Iota, F.Replicate)) and isinstance(s.op.n, F.FVar):
+            if isinstance(s.op, (F.Iota, F.Replicate)) and not (
+                    isinstance(s.op.n, F.Const) and s.op.n.value >= 0):   # known to be fine
                 what = "iota" if isinstance(s.op, F.Iota) else "replicate"
                 code = self.module.errors.code("SizeError", what + ": negative size {0}", s.span)
                 n = _atom_code(s.op.n)
