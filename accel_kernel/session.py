@@ -30,6 +30,7 @@ from .lang.source import Source
 from .lang.typecheck import CheckResult, GlobalEnv, bound_names, check_program
 from .lang.types import Scheme, Type, show_scheme
 from .runtime.cancel import CancelToken
+from .runtime.deep import deep
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,7 @@ class Session:
         targets.check_compiler(name)      # a target chosen explicitly is checked at once
         self.target = name
 
+    @deep
     def execute(self, code: str, name: str = "cell") -> CellResult:
         """Run one cell. Raises AccelError (and changes nothing) when any part of it fails."""
         self.cancel.clear()
@@ -132,10 +134,12 @@ class Session:
             result.costs = (values.costs.work, values.costs.depth)
         return result
 
+    @deep
     def check(self, code: str, name: str = "cell") -> CheckResult:
         """Parse and type check a cell against the session's globals, changing nothing."""
         return self._compile(code, name).checked
 
+    @deep
     def call(self, name: str, args: list[Any]) -> Any:
         """Call a global def with interp values (used by the library API)."""
         interp = self._interpreter(self._types, self._instantiations)
@@ -160,6 +164,7 @@ class Session:
         names = set(KEYWORDS) | set(BUILTINS) | set(self._globals)
         return sorted(n for n in names if n.startswith(prefix))
 
+    @deep
     def stages(self, target: str, name: str = "stages", stop_after: str | None = None):
         """The compilation stages (`passes.pipeline.Stage` list) of a global def or let named
         `target`, or else of `target` read as cell text (an expression, or forms). Nothing is
@@ -175,6 +180,7 @@ class Session:
             program = parse_program(Source(name, target), self._ids)
         return program, check_program(program, self._env())
 
+    @deep
     def flat_run(self, target: str, name: str = "stages"):
         """Flattening on real data: the flatten stage of `target` (as for `stages`), its flat
         program run on the session's values with every binding's value traced, and the work
@@ -207,6 +213,7 @@ class Session:
             pass
         return FlatRun.from_counters(stages[-1], counters, **fields)
 
+    @deep
     def program_stages(self, code: str, name: str, entry: str | None = None,
                        stop_after: str | None = None):
         """The stages of a whole program text (a file): every form, or with `entry` only the
@@ -382,6 +389,7 @@ class Session:
             env[name] = cached[1]
         return env
 
+    @deep
     def call_flat(self, name: str, args: list[Any], params: list[Type],
                   target: str = "numpy") -> Any:
         """Call the global def `name` on a compiled target (`numpy` or `cpu`) with flat
@@ -405,6 +413,7 @@ class Session:
         self.last_counters = counters
         return out
 
+    @deep
     def flat_call_run(self, name: str, args: list[Any], params: list[Type], result: Type):
         """`call_flat` traced: a `viz.flat_run.FlatRun` of the call, with the interpreter's
         work and depth for the same call."""
