@@ -6,7 +6,7 @@ tree, a few Python frames per level, so a sum of 2,000 terms is 2,000 levels dee
 `run_deep(fn, ...)` runs `fn` on one worker thread with a large stack (`STACK_BYTES`) and a
 recursion limit to match (`RECURSION_LIMIT`), so every stage has the same room whatever its
 caller (`Session` runs every evaluation and compilation through it: `deep` decorates its
-methods). The language's own limit is `MAX_NESTING` levels, checked by the parser
+methods, `on_deep_stack` the back ends' entry points). The language's own limit is `MAX_NESTING` levels, checked by the parser
 (`lang.parser`): a deeper program is a SyntaxError before anything runs, so a RecursionError
 never reaches the user; were one to happen anyway, it is reported as the same SyntaxError.
 The worker is one long-lived thread (the parallel runtime of the compiled kernels keeps its
@@ -110,4 +110,15 @@ def deep(method: Callable[..., T]) -> Callable[..., T]:
     @functools.wraps(method)
     def run(self, *args: Any, **kwargs: Any) -> T:
         return run_deep(method, self, *args, on_interrupt=self.cancel.set, **kwargs)
+    return run
+
+
+def on_deep_stack(fn: Callable[..., T]) -> Callable[..., T]:
+    """A function run by `run_deep` (the back ends' entry points, which tests and the API
+    also call directly); its `cancel` keyword argument, if any, is set on an interrupt."""
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> T:
+        cancel = kwargs.get("cancel")
+        return run_deep(fn, *args, on_interrupt=cancel.set if cancel is not None else None,
+                        **kwargs)
     return run
