@@ -839,14 +839,14 @@ class _Body:
         for s in reductions:
             acc = python_name(s.targets[0].name)
             self.lines.append(f"        acc_{acc} = {self.value(s.op.ne)}")
-        self.lines.append(f"        for i in range(start, {end}):")
         self.locals = {}
-        self.lines += self.element(self.k.body, " " * 12, segment="s", start="start")
-        self.lines += self.store(outputs, " " * 12)
+        element = self.element(self.k.body, " " * 12, segment="s", start="start")
+        element += self.store(outputs, " " * 12)
         for s in reductions:
             acc = python_name(s.targets[0].name)
             arr = s.op.values if isinstance(s.op, F.SegReduce) else s.op.arr
-            self.lines.append(f"            acc_{acc} = " + self.op_call(ops[s.id], f"acc_{acc}", self.value(arr), s))
+            element.append(f"            acc_{acc} = " + self.op_call(ops[s.id], f"acc_{acc}", self.value(arr), s))
+        self.lines += _block(f"        for i in range(start, {end}):", element)
         for s in reductions:
             acc = python_name(s.targets[0].name)
             self.lines.append(f"        out_{acc}[s] = acc_{acc}")
