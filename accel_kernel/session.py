@@ -37,6 +37,7 @@ from .lang.source import Source
 from .lang.typecheck import CheckResult, GlobalEnv, bound_names, check_program
 from .lang.types import Scheme, Type, show_scheme
 from .runtime.cancel import CancelToken
+from .runtime.deep import deep
 
 
 @dataclass(frozen=True)
@@ -141,6 +142,7 @@ class Session:
         targets.check_compiler(name)      # a target chosen explicitly is checked at once
         self.target = name
 
+    @deep
     @_accel_errors_only("execute")
     def execute(self, code: str, name: str = "cell") -> CellResult:
         """Run one cell. Raises AccelError (and changes nothing) when any part of it fails."""
@@ -160,11 +162,13 @@ class Session:
             result.costs = (values.costs.work, values.costs.depth)
         return result
 
+    @deep
     @_accel_errors_only("check")
     def check(self, code: str, name: str = "cell") -> CheckResult:
         """Parse and type check a cell against the session's globals, changing nothing."""
         return self._compile(code, name).checked
 
+    @deep
     @_accel_errors_only("call")
     def call(self, name: str, args: list[Any]) -> Any:
         """Call a global def with interp values (used by the library API)."""
@@ -190,6 +194,7 @@ class Session:
         names = set(KEYWORDS) | set(BUILTINS) | set(self._globals)
         return sorted(n for n in names if n.startswith(prefix))
 
+    @deep
     @_accel_errors_only("stages")
     def stages(self, target: str, name: str = "stages", stop_after: str | None = None):
         """The compilation stages (`passes.pipeline.Stage` list) of a global def or let named
@@ -206,6 +211,7 @@ class Session:
             program = parse_program(Source(name, target), self._ids)
         return program, check_program(program, self._env())
 
+    @deep
     @_accel_errors_only("flat_run")
     def flat_run(self, target: str, name: str = "stages"):
         """Flattening on real data: the flatten stage of `target` (as for `stages`), its flat
@@ -239,6 +245,7 @@ class Session:
             pass
         return FlatRun.from_counters(stages[-1], counters, **fields)
 
+    @deep
     @_accel_errors_only("stages")
     def program_stages(self, code: str, name: str, entry: str | None = None,
                        stop_after: str | None = None):
@@ -429,6 +436,7 @@ class Session:
             env[name] = cached[1]
         return env
 
+    @deep
     @_accel_errors_only("call")
     def call_flat(self, name: str, args: list[Any], params: list[Type],
                   target: str = "numpy") -> Any:
@@ -453,6 +461,7 @@ class Session:
         self.last_counters = counters
         return out
 
+    @deep
     @_accel_errors_only("flat_run")
     def flat_call_run(self, name: str, args: list[Any], params: list[Type], result: Type):
         """`call_flat` traced: a `viz.flat_run.FlatRun` of the call, with the interpreter's

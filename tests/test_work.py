@@ -24,6 +24,13 @@ EXCEPTIONS: dict[str, tuple[float, str]] = {
     "pythagorean_triples": (4, "expansion: segment ids, positions and the gathers of every "
                             "candidate's components (a constant factor, the same at any n)"),
     "with_update": (4, "tiny program: bounds asserts and the copy"),
+    "nested_map_pairs_regular_block": (7, "`[x, y]` two maps deep: every point's x and y "
+                                       "gathered, concatenated and gathered into the block (a "
+                                       "constant factor, 5.7x at 100 x 100 points too)"),
+    "ragged_loop_state_concat": (5, "tiny program: descriptors of the ragged state (1.1x at "
+                                 "100 iterations)"),
+    "ragged_rows_inside_map": (6, "tiny program: rows turned into segments and scattered or "
+                               "gathered (1.4x-1.6x at a few hundred points)"),
 }
 # maps over empty arrays, branches no point takes, loops no point enters: the interpreter
 # does next to nothing there; the flat code's levels, partitions and guards are fixed costs

@@ -512,8 +512,8 @@ class _Parser(_Reader):
     def stmt(self) -> Stmt:
         if self.peek("("):
             self.take("(")
-            targets = [self.binding()]
-            while self.peek(","):
+            targets = [] if self.peek(")") else [self.binding()]   # `()`: a kernel run only
+            while self.peek(","):                                   # for its checks
                 self.take(",")
                 targets.append(self.binding())
             self.take(")")

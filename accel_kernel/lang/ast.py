@@ -311,10 +311,13 @@ def _collect(value: object, out: list[Node]) -> None:
 
 
 def walk(node: Node):
-    """All nodes under (and including) `node`, pre-order."""
-    yield node
-    for child in children(node):
-        yield from walk(child)
+    """All nodes under (and including) `node`, pre-order. Without recursion: a deep tree
+    (`1 + 1 + ... + 1`, nested to the left) costs no more than a wide one."""
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        yield current
+        pending += reversed(children(current))
 
 
 def pattern_names(pattern: Pattern) -> list[str]:

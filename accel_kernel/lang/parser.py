@@ -624,11 +624,31 @@ def _depth_guard(parser: Parser):
         raise AccelSyntaxError("expression nested too deeply to parse", token.span) from None
 
 
+# How deeply expressions may nest (`1 + 1 + ... + 1` with 5,000 terms is 5,000 levels: the
+# operators nest to the left). Every stage recurses over the tree; `runtime.deep` gives them
+# the room for this many levels.
+MAX_NESTING = 5_000
+
+
+def check_nesting(node: ast.Node) -> None:
+    """SyntaxError at the first node (in source order) deeper than MAX_NESTING, counted
+    without recursion; a program's forms are at depth 0, their expressions from 1."""
+    pending = [(node, -1 if isinstance(node, ast.Program) else 1)]
+    while pending:
+        current, depth = pending.pop()
+        if depth > MAX_NESTING:
+            raise AccelSyntaxError(f"expression nested too deeply (more than {MAX_NESTING} "
+                                   "levels)", current.span)
+        pending += [(child, depth + 1) for child in reversed(ast.children(current))]
+
+
 def parse_program(source: Source, ids: Iterator[int] | None = None) -> ast.Program:
     """A cell or file: its top-level forms (`def`, global `let`, expressions)."""
     parser = Parser(source, ids)
     with _depth_guard(parser):
-        return parser.program()
+        program = parser.program()
+    check_nesting(program)
+    return program
 
 
 def parse_expr(source: Source, ids: Iterator[int] | None = None) -> ast.Expr:
@@ -637,6 +657,7 @@ def parse_expr(source: Source, ids: Iterator[int] | None = None) -> ast.Expr:
     with _depth_guard(parser):
         expr = parser.expr()
     parser.finish("expression")
+    check_nesting(expr)
     return expr
 
 

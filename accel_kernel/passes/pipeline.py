@@ -32,6 +32,7 @@ from ..lang.errors import AccelError
 from ..lang.printer import print_expr, print_form, print_pattern
 from ..lang.source import Span
 from ..lang.typecheck import CheckResult, GlobalEnv, check_program
+from ..runtime.deep import on_deep_stack
 from ..lang.types import Type
 
 FRONT_END = ("parse", "typed")
@@ -210,6 +211,7 @@ def _analysis_changed(facts: Mapping[int, Any]) -> bool:
     return bool(facts)
 
 
+@on_deep_stack                       # every stage recurses over the tree (runtime.deep)
 def run_pipeline(program: ast.Program, checked: CheckResult, env: GlobalEnv,
                  definitions: Mapping[str, ast.Def], ids: Iterator[int],
                  passes: list[Pass], options: Options = Options(),

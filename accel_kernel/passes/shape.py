@@ -244,6 +244,8 @@ class ShapeAnalysis:
             if log:
                 self.record("LET", pattern, value.shape, pattern,
                             "a let-bound name has its value's shape")
+        elif isinstance(pattern, ast.PWild):            # a value dropped still has a shape
+            self.facts.setdefault(pattern.id, value.shape)
         elif isinstance(pattern, ast.PTuple):
             self.facts.setdefault(pattern.id, value.shape)
             elems = annot.elems if isinstance(annot, ast.TTuple) else ()

@@ -120,3 +120,28 @@ def test_show_codegen_and_fuse_in_the_kernel():
     fused = run_magic(parse_magic("%show fuse f"), ctx)
     assert "kernel k1_redomap" in fused.metadata_of(0)["image/svg+xml"]["accel/dot"] \
         or "kernel k1_redomap" in str(fused.displays[0])
+
+
+def test_a_kernel_that_writes_nothing_has_no_empty_block():
+    """The discarded half of a `partition` leaves a filter kernel with no output: its `if`
+    and its element loop have nothing to do and are left out (Python has no empty blocks)."""
+    text = "loop s = [1, 5, 2, 4, 3] for i < 2 do let (gt, _) = partition (> 2) s in gt"
+    module = module_of(text)
+    empty = [k for k in module.kernels.values() if not k.outputs]
+    assert empty
+    for kernel in empty:
+        body = function(module.source, kernel.name)
+        assert not any(isinstance(n, python_ast.If) for n in python_ast.walk(body))
+    assert Session(target="cpu").execute(text).text == "[5, 4, 3]"
+
+
+def test_a_block_reshaped_twice_in_one_kernel_keeps_its_inner_axes():
+    text = "map (\\x -> map (\\y -> [x, y]) [10, 20]) [1, 2, 3]"
+    assert Session(target="cpu").execute(text).text == \
+        Session(target="interp").execute(text).text
+
+
+@pytest.mark.parametrize("text", ["iota (-1)", "replicate (-2) 1.0", "let n = 2\niota (-n)"])
+def test_a_negative_size_is_a_size_error_constant_or_not(text):
+    kinds = errors_on_interp_and_cpu(text)
+    assert kinds[0] == kinds[1] and kinds[0][0] == "SizeError"

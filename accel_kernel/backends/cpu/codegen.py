@@ -311,7 +311,7 @@ class _KernelWriter:
             body.segmented(kind, element_outputs, reductions)
         else:
             raise NotImplementedError(f"cpu: a {kind} kernel is not built yet")
-        lines += body.lines
+        lines += body.lines or ["    pass"]          # a kernel with nothing left to do
         host = self.host(kind, aligned, outputs, reductions, out_params)
         return lines, host
 
@@ -436,7 +436,8 @@ class _KernelWriter:
         target reports it)."""
         out = []
         for s in self.body:
-            if isinstance(s.op, (F.Iota, F.Replicate)) and isinstance(s.op.n, F.FVar):
+            if isinstance(s.op, (F.Iota, F.Replicate)) and not (
+                    isinstance(s.op.n, F.Const) and s.op.n.value >= 0):   # known to be fine
                 what = "iota" if isinstance(s.op, F.Iota) else "replicate"
                 code = self.module.errors.code("SizeError", what + ": negative size {0}", s.span)
                 n = _atom_code(s.op.n)
@@ -507,8 +508,12 @@ class _KernelWriter:
             return f"{python_name(t.name)}.shape"
         stmt = next(s for s in self.body if t in s.targets)
         op = stmt.op
-        if isinstance(op, F.Reshape):
-            return f"({_atom_code(op.rows)}, n // max(1, {_atom_code(op.rows)}))"
+        if isinstance(op, F.Reshape):       # the outer axis split, the inner ones kept
+            rows = _atom_code(op.rows)
+            if not (isinstance(op.arr.rep, F.Regular) and op.arr.rep.rank > 1):
+                return f"({rows}, n // max(1, {rows}))"
+            inner = self.block_shape(op.arr)
+            return f"(({rows}, ({inner})[0] // max(1, {rows})) + tuple(({inner})[1:]))"
         sources = [a for a in _reads(op) if isinstance(a.rep, F.Regular)
                    and a.rep.rank == t.rep.rank]
         if isinstance(op, (F.Map, F.Values)) and sources:
@@ -525,6 +530,12 @@ def _call_and_return(call: str, outputs: list[F.FVar], scalars: list[F.FVar]) ->
     results = [f"{DTYPES[_elem(t.rep)]}(r_{python_name(t.name)})" if t in scalars
                else "out_" + python_name(t.name) for t in outputs]
     return [line, f"    return ({', '.join(results)}{',' if len(results) == 1 else ''}), err"]
+
+
+def _block(header: str, body: list[str]) -> list[str]:
+    """A compound statement (`for`, `if`), or nothing when its body is empty: a loop or a
+    test with nothing to do is left out (Python has no empty blocks)."""
+    return [header, *body] if body else []
 
 
 def _is_terminal(stmt: F.Stmt, kind: str) -> bool:
@@ -663,9 +674,8 @@ class _Body:
 
     # ------------------------------------------------------------------ kinds
     def map_loop(self, outputs: list[F.FVar]) -> None:
-        self.lines.append("    for i in prange(n):")
-        self.lines += self.element(self.k.body, " " * 8)
-        self.lines += self.store(outputs, " " * 8)
+        element = self.element(self.k.body, " " * 8) + self.store(outputs, " " * 8)
+        self.lines += _block("    for i in prange(n):", element)
 
     def chunks(self) -> None:
         """`chunks` (a few per thread, at most one per element) comes from the host."""
@@ -777,25 +787,26 @@ class _Body:
         for s, acc in zip(reductions, accs):
             self.lines += [f"        acc_{acc} = {self.value(s.op.ne)}",
                            f"        first_{acc} = True"]
-        self.lines.append("        for i in range(lo, hi):")
         self.locals = {}
-        self.lines += self.element(before, " " * 12)
-        self.lines += self.store(full, " " * 12)
+        element = self.element(before, " " * 12)
+        element += self.store(full, " " * 12)
         for s, acc in zip(reductions, accs):
             if s.id in over_all:
-                self.lines += self.fold(s, acc, ops[s.id], " " * 12)
-        self.lines.append(f"            if {self.value(keep)}:")
+                element += self.fold(s, acc, ops[s.id], " " * 12)
+        test = self.value(keep)
         for f in filters:                # a kept value is the element itself
             self.locals[f.targets[0].name] = self.value(f.op.arr)
-        self.lines += self.element(after, " " * 16)
+        kept = self.element(after, " " * 16)
         for s, acc in zip(reductions, accs):
             if s.id not in over_all:
-                self.lines += self.fold(s, acc, ops[s.id], " " * 16)
+                kept += self.fold(s, acc, ops[s.id], " " * 16)
         for t in compacted:
-            self.lines.append(f"                out_{python_name(t.name)}[pos] = "
-                              f"{self.locals[t.name]}")
+            kept.append(f"                out_{python_name(t.name)}[pos] = "
+                        f"{self.locals[t.name]}")
         if compacted:
-            self.lines.append("                pos += 1")
+            kept.append("                pos += 1")
+        element += _block(f"            if {test}:", kept)
+        self.lines += _block("        for i in range(lo, hi):", element)
         for acc in accs:
             self.lines += [f"        part_{acc}[c] = acc_{acc}",
                            f"        have_{acc}[c] = not first_{acc}"]
@@ -828,14 +839,14 @@ class _Body:
         for s in reductions:
             acc = python_name(s.targets[0].name)
             self.lines.append(f"        acc_{acc} = {self.value(s.op.ne)}")
-        self.lines.append(f"        for i in range(start, {end}):")
         self.locals = {}
-        self.lines += self.element(self.k.body, " " * 12, segment="s", start="start")
-        self.lines += self.store(outputs, " " * 12)
+        element = self.element(self.k.body, " " * 12, segment="s", start="start")
+        element += self.store(outputs, " " * 12)
         for s in reductions:
             acc = python_name(s.targets[0].name)
             arr = s.op.values if isinstance(s.op, F.SegReduce) else s.op.arr
-            self.lines.append(f"            acc_{acc} = " + self.op_call(ops[s.id], f"acc_{acc}", self.value(arr), s))
+            element.append(f"            acc_{acc} = " + self.op_call(ops[s.id], f"acc_{acc}", self.value(arr), s))
+        self.lines += _block(f"        for i in range(start, {end}):", element)
         for s in reductions:
             acc = python_name(s.targets[0].name)
             self.lines.append(f"        out_{acc}[s] = acc_{acc}")

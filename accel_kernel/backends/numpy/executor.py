@@ -29,6 +29,7 @@ from ...lang.errors import (AccelError, AccelIndexError, DivisionByZero, Interru
                            SizeError)
 from ...runtime.cancel import CancelToken
 from ...runtime.memory import check_allocation
+from ...runtime.deep import on_deep_stack
 from . import library as lib
 from .costs import Counters, count, lib_cost, log_depth
 from .rows import (align, as_segs, check_indices, check_lengths, coerce, first_leaf,
@@ -59,6 +60,7 @@ class FlatCellValues:
         return {name: from_flat(v, types[name]) for name, v in self.bindings.items()}
 
 
+@on_deep_stack
 def execute(program: F.FlatProgram, globals: Mapping[str, FlatValue],
             counters: Counters | None = None, trace: bool = False,
             cancel: CancelToken | None = None, executor: type | None = None) -> FlatCellValues:
@@ -82,6 +84,7 @@ def execute(program: F.FlatProgram, globals: Mapping[str, FlatValue],
     return out
 
 
+@on_deep_stack
 def call(form: F.FlatForm, args: list[FlatValue], globals: Mapping[str, FlatValue],
          counters: Counters | None = None, cancel: CancelToken | None = None,
          executor: type | None = None) -> FlatValue:

@@ -20,7 +20,7 @@ from ...lang import ast
 from ..regularity import nest_of
 from ..shape_terms import Generate, SizeLit, index_vars
 from .context import Env, Leaf, Level, leaves, map_leaves, zip_leaves
-from .reps import as_irregular, generalise, row_rep, stack_regular
+from .reps import array_rank, as_irregular, generalise, row_rep, stack_regular
 
 INDEX_MESSAGE = "index {i} out of bounds for array of length {n}"   # the interpreter's words
 
@@ -79,9 +79,9 @@ class ArrayRules:
             with self.b.rule("ARRAY", e, "an array of computed elements"):
                 return zip_leaves(elems, lambda *xs: self._stack0(list(xs), e, env))
         elems = [self.to_level(x, env.level) for x in elems]
-        with self.b.rule("LIFT-ARRAY", e, "k elements per point: one regular block, "
-                         "gathered from the elements side by side"):
-            return zip_leaves(elems, lambda *xs: self._stack_lifted(list(xs), env.level))
+        with self.b.rule("LIFT-ARRAY", e, "k elements per point: one block, gathered "
+                         "from the elements side by side (segments when rows may differ)"):
+            return zip_leaves(elems, lambda *xs: self._stack_lifted(list(xs), e, env))
 
     def _stack0(self, xs: list[Leaf], e: ast.Node, env: Env) -> Leaf:
         k = len(xs)
@@ -119,18 +119,29 @@ class ArrayRules:
             out = self.concat(out, x)
         return out
 
-    def _stack_lifted(self, xs: list[Leaf], level: Level) -> Leaf:
-        if not all(isinstance(row_rep(x.rep), ScalarRep) for x in xs):
-            raise NotImplementedError("flatten: an array literal of arrays inside a map is "
-                                      "not built yet")
+    def _stack_lifted(self, xs: list[Leaf], e: ast.Node, env: Env) -> Leaf:
+        """Every point's `[x0, ..., xk-1]`: the elements of all points side by side, gathered
+        point by point. Elements that are arrays stay one regular block only when the facts
+        say every point's literal has one shape; otherwise the rows become segments."""
+        level = env.level
+        target = xs[0].rep
+        for x in xs[1:]:
+            target = generalise(target, x.rep)
+        if array_rank(target) > 1 and not self.uniform_value(e, env):
+            target = as_irregular(target)
+        rows = [self.coerce(x, target).atom for x in xs]
         k = Const(len(xs), "i64")
         points = self.points(level)
-        flat = self._concat_all([x.atom for x in xs])        # element j of every point, ...
+        flat = self._concat_all(rows)                        # element j of every point, ...
         total = self.scalarf("p * k", "i64", "n", p=points, k=k)
         idx = self.mapf("\\q -> (q % k) * p + q / k", [self.iota(total)], "i64", "idx",
                         k=k, p=points)
         gathered = self.gather(flat, idx, "arr")
-        return Leaf(self.b.emit(Reshape(gathered, points), stack_regular(xs[0].rep), "arr"),
+        if isinstance(target, (ScalarRep, Regular)):
+            return Leaf(self.b.emit(Reshape(gathered, points), stack_regular(target), "arr"),
+                        level)
+        offs = self.regular_offsets(points, k)
+        return Leaf(self.b.emit(Rebuild(offs, gathered), Segmented(gathered.rep), "arr"),
                     level)
 
     def range_(self, e: ast.Range, env: Env) -> Any:
@@ -391,6 +402,11 @@ class ArrayRules:
                      names=("i", "n"))
         def one_row(x: Leaf) -> Leaf:      # a one-element array per point
             x = self.to_level(x, env.level)
-            return Leaf(self.b.emit(Reshape(x.atom, self.points(env.level)),
-                                    stack_regular(x.rep), "one"), env.level)
+            points = self.points(env.level)
+            if isinstance(x.rep, Segmented):      # per point a row of its own length
+                offs = self.regular_offsets(points, Const(1, "i64"))
+                return Leaf(self.b.emit(Rebuild(offs, x.atom), Segmented(x.rep), "one"),
+                            env.level)
+            return Leaf(self.b.emit(Reshape(x.atom, points), stack_regular(x.rep), "one"),
+                        env.level)
         return self.scatter_lifted(xs, one_row(i), map_leaves(v, one_row), node, env)

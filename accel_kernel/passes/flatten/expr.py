@@ -15,7 +15,8 @@ from typing import Any
 
 from ...ir import core
 from ...ir.assert_message import field
-from ...ir.flat import Assert, Const, FVar, Literal, Regular, Reshape, ScalarRep, TupleRep
+from ...ir.flat import (Assert, Const, FVar, Literal, Rebuild, Regular, Reshape, ScalarRep,
+                        Segmented, TupleRep)
 from ...lang import ast
 from ...lang import types as T
 from ...lang.builtins import BUILTINS
@@ -364,35 +365,48 @@ class Expressions:
             env = self.size_is(annot.size, self.lengths_of(v), env)
         elem = annot.elem
         if isinstance(elem, ast.TArray) and core.has_sizes(elem):
-            if isinstance(elem.elem, ast.TArray) and core.has_sizes(elem.elem):
-                raise NotImplementedError("flatten: size annotations three arrays deep are "
-                                          "not built yet")
-            v, env = self._check_rows(elem, v, env)
+            leaf = leaves(v)[0]
+            if not isinstance(v, Leaf) or leaf.level is not None:
+                raise NotImplementedError("flatten: a `[n][m]` annotation inside a map is not "
+                                          "built yet")
+            x, env = self._check_rows(leaf.atom, elem, env)
+            v = Leaf(x)
         return v, env
 
-    def _check_rows(self, elem: ast.TArray, v: Any, env: Env) -> tuple[Any, Env]:
-        leaf = leaves(v)[0]
-        if not isinstance(v, Leaf) or leaf.level is not None:
-            raise NotImplementedError("flatten: a `[n][m]` annotation inside a map is not "
-                                      "built yet")
-        x = leaf.atom
+    def _check_rows(self, x: FVar, elem: ast.TArray, env: Env) -> tuple[FVar, Env]:
+        """Every row of the array `x` meets `elem` (the annotation of one row, `[m]...`),
+        outer sizes first, at any depth. Rows said to have one length become a regular
+        block (when their own rows are regular too); rows whose length is not annotated
+        stay segments."""
+        deeper = elem.elem if isinstance(elem.elem, ast.TArray) and \
+            core.has_sizes(elem.elem) else None
         if isinstance(x.rep, Regular):
-            return v, self.size_is(elem.size, Leaf(self.inner_extent(x)), env) \
-                if elem.size is not None else env
-        lens = self.lengths(self.offsets(x))
-        from ...ir.flat import Reduce
-        m = self.b.emit(Reduce(self.lam("\\a b -> max a b"), Const(0, "i64"), lens),
-                        ScalarRep("i64"), "m")
+            if elem.size is not None:
+                env = self.size_is(elem.size, Leaf(self.inner_extent(x)), env)
+            if deeper is not None:
+                _, env = self._check_rows(self.values(x), deeper, env)
+            return x, env
+        flat = self.values(x)
         if elem.size is not None:
+            lens = self.lengths(self.offsets(x))
+            from ...ir.flat import Reduce
+            m = self.b.emit(Reduce(self.lam("\\a b -> max a b"), Const(0, "i64"), lens),
+                            ScalarRep("i64"), "m")
             env = self.size_is(elem.size, Leaf(m), env)
             m = self.lookup(env, elem.size).atom if isinstance(elem.size, str) \
                 else Const(elem.size, "i64")
-        ok = self.mapf("\\l -> l == m", [lens], "bool", "ok", m=m)
-        self.b.check(Assert(ok, "SizeError", _expected(elem.size, m, lens)))
-        flat = self.values(x)
-        rows = self.b.emit(Reshape(flat, self.length(x)), Regular(flat.rep.elem,
-                                                                  flat.rep.rank + 1), "rows")
-        return Leaf(rows), env
+            ok = self.mapf("\\l -> l == m", [lens], "bool", "ok", m=m)
+            self.b.check(Assert(ok, "SizeError", _expected(elem.size, m, lens)))
+        inner = flat
+        if deeper is not None:
+            inner, env = self._check_rows(flat, deeper, env)
+        if elem.size is not None and isinstance(inner.rep, Regular):
+            rows = self.b.emit(Reshape(inner, self.length(x)),
+                               Regular(inner.rep.elem, inner.rep.rank + 1), "rows")
+            return rows, env
+        if inner is flat:
+            return x, env
+        return self.b.emit(Rebuild(self.offsets(x), inner), Segmented(inner.rep), "rows"), env
 
     def size_is(self, size: str | int, length: Leaf, env: Env) -> Env:
         """`length` must be `size`: a literal, a bound size name, or a new one (bound)."""

@@ -13,6 +13,8 @@ parameters, all brought to the deepest level among them.
 """
 from __future__ import annotations
 
+import weakref
+
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -90,9 +92,21 @@ class ScalarCode:
     # ------------------------------------------------------------------ classification
     def classify(self, e: ast.Expr, env: Env) -> str | None:
         """"pure" (scalar code only), "scalar" (scalar code with operands to flatten first,
-        or itself such an operand), or None (not of a scalar type: an array, a function)."""
+        or itself such an operand), or None (not of a scalar type: an array, a function).
+        An operator's kind is remembered for its environment (without keeping that alive):
+        `inline_kind` asks again at every node of a chain of operators (`1 + 1 + ... + 1`),
+        which would otherwise cost the square of its length."""
+        chained = isinstance(e, (ast.BinOp, ast.UnOp))
+        if chained:
+            memo = self.__dict__.setdefault("_kinds", {})
+            known = memo.get((id(e), id(env)))
+            if known is not None and known[0] is e and known[1]() is env:
+                return known[2]
         kind = self.inline_kind(e, env)
-        return kind if kind is not None else self.opaque(e)
+        kind = kind if kind is not None else self.opaque(e)
+        if chained:
+            memo[(id(e), id(env))] = (e, weakref.ref(env), kind)
+        return kind
 
     def inline_kind(self, e: ast.Expr, env: Env) -> str | None:
         """The kind of `e` when its own node can be part of a scalar function (its children

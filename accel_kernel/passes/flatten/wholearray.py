@@ -16,7 +16,7 @@ from ...ir.flat import (OFFSETS, Const, FVar, Library, Project, Rebuild, Regular
                         ScalarRep, SegLibrary, Segmented, SizesToOffsets)
 from ...lang import ast
 from .context import Env, Leaf, Level, leaves, map_leaves, zip_leaves
-from .reps import generalise, row_rep
+from .reps import array_rank, as_irregular, generalise, row_rep
 
 
 class WholeArrayRules:
@@ -27,6 +27,21 @@ class WholeArrayRules:
         with self.b.rule("LIBRARY", node, f"`{name}` on whole flat arrays"):
             return self.b.emit(Library(name, tuple(args), fns), rep, name)
 
+    def _joined_rep(self, reps: list[Any], node: ast.Node, env: Env,
+                    lifted: bool = False) -> Any:
+        """The rep of an array whose rows come from arrays of reps `reps` (`++`,
+        `interleave`, `scatter`): their generalisation, but a Regular block whose rows are
+        arrays stays Regular only when the node's facts say its rows have one shape; rows of
+        equal rank may differ in length (`[[1, 2, 3]] ++ [[7, 3]]`), and so may the rows of
+        the rows of segments."""
+        rep = reps[0]
+        for r in reps[1:]:
+            rep = generalise(rep, r)
+        rows_rank = 2 if lifted else 1        # a lifted value's outermost axis is the points
+        if array_rank(rep) > rows_rank and not self.uniform_value(node, env):
+            rep = as_irregular(rep)
+        return rep
+
     def _not_lifted(self, name: str, env: Env) -> None:
         if env.level is not None:
             raise NotImplementedError(f"flatten: `{name}` inside a map is not built yet")
@@ -36,15 +51,17 @@ class WholeArrayRules:
         a, b = [self._home(x, env) for x in args]
         if env.level is None:
             def cat(x: Leaf, y: Leaf) -> Leaf:
-                rep = generalise(x.rep, y.rep)
+                rep = self._joined_rep([x.rep, y.rep], node, env)
                 x, y = self.coerce(x, rep), self.coerce(y, rep)
                 return Leaf(self._library0("concat", node, [x.atom, y.atom], rep))
             return zip_leaves([a, b], cat)
-        return zip_leaves([a, b], lambda x, y: self._concat_lifted(x, y, node, env.level))
+        return zip_leaves([a, b], lambda x, y: self._concat_lifted(x, y, node, env))
 
-    def _concat_lifted(self, x: Leaf, y: Leaf, node: ast.Node, level: Level) -> Leaf:
+    def _concat_lifted(self, x: Leaf, y: Leaf, node: ast.Node, env: Env) -> Leaf:
+        level = env.level
         p = self.points(level)
-        if isinstance(x.rep, Regular) and isinstance(y.rep, Regular) and x.rep == y.rep:
+        joined = self._joined_rep([x.rep, y.rep], node, env, lifted=True)
+        if isinstance(x.rep, Regular) and x.rep == y.rep == joined:
             with self.b.rule("LIFT-CONCAT-REGULAR", node, "regular rows of both: a regular "
                              "block again, gathered from the two side by side"):
                 ma, mb = self.inner_extent(x.atom), self.inner_extent(y.atom)
@@ -56,8 +73,7 @@ class WholeArrayRules:
                                 [self.iota(total)], "i64", "idx", w=w, a=ma, b=mb, p=p)
                 out = self.gather(cat, idx, "cat")
                 return Leaf(self.b.emit(Reshape(out, p), x.rep, "cat"), level)
-        rep = generalise(x.rep if isinstance(x.rep, Segmented) else Segmented(row_rep(x.rep)),
-                         y.rep if isinstance(y.rep, Segmented) else Segmented(row_rep(y.rep)))
+        rep = joined if isinstance(joined, Segmented) else Segmented(row_rep(joined))
         with self.b.rule("LIFT-CONCAT-SEGMENTED", node, "per-point lengths add up: new "
                          "offsets, then a gather from the two value arrays"):
             x, y = self.coerce(x, rep), self.coerce(y, rep)
@@ -242,8 +258,12 @@ class WholeArrayRules:
         a, b = [self._home(x, env) for x in args]
         if env.level is not None:
             return self.interleave_lifted(a, b, node, env)
-        return zip_leaves([a, b], lambda x, y: Leaf(self._library0(
-            "interleave", node, [x.atom, y.atom], generalise(x.rep, y.rep))))
+
+        def weave(x: Leaf, y: Leaf) -> Leaf:
+            rep = self._joined_rep([x.rep, y.rep], node, env)
+            x, y = self.coerce(x, rep), self.coerce(y, rep)
+            return Leaf(self._library0("interleave", node, [x.atom, y.atom], rep))
+        return zip_leaves([a, b], weave)
 
     def lib_reduce_by_index(self, args, node, env):
         dest, op, ne, is_, vs = args
@@ -264,8 +284,15 @@ class WholeArrayRules:
         dest, is_, vs = [self._home(x, env) for x in args]
         if env.level is None:
             self.same_lengths([is_, vs], node, env, "scatter")
-            return zip_leaves([dest, vs], lambda d, v: Leaf(self._library0(
-                "scatter", node, [d.atom, is_.atom, v.atom], d.rep)))
+
+            def put(d: Leaf, v: Leaf) -> Leaf:
+                if isinstance(d.rep, ScalarRep) or isinstance(row_rep(d.rep), ScalarRep):
+                    rep = d.rep
+                else:
+                    rep = self._joined_rep([d.rep, v.rep], node, env)
+                    d, v = self.coerce(d, rep), self.coerce(v, rep)
+                return Leaf(self._library0("scatter", node, [d.atom, is_.atom, v.atom], rep))
+            return zip_leaves([dest, vs], put)
         return self.scatter_lifted(dest, is_, vs, node, env)
 
     def scatter_lifted(self, dest: Any, is_: Leaf, vs: Any, node: ast.Node, env: Env) -> Any:
@@ -301,13 +328,19 @@ class WholeArrayRules:
                     lens = self.gather(self.lengths(offs), rows, "len")
                     target = self.mapf("\\s l i -> if 0 <= i && i < l then s + i else -1",
                                        [start, lens, flat_is], "i64", "at")
-                vals = self.values(x)
-                new = self.b.emit(Library("scatter", (vals, target, self.values(v.atom))),
+                vals, new_vals = self.values(x), self.values(v.atom)
+                if not isinstance(row_rep(vals.rep), ScalarRep):    # the elements are rows
+                    rep = self._joined_rep([vals.rep, new_vals.rep], node, env)
+                    vals = self.coerce(Leaf(vals), rep).atom
+                    new_vals = self.coerce(Leaf(new_vals), rep).atom
+                new = self.b.emit(Library("scatter", (vals, target, new_vals)),
                                   vals.rep, "scat")
-                if isinstance(x.rep, Regular):
+                if isinstance(x.rep, Regular) and vals.rep == row_rep(x.rep):
                     return Leaf(self.b.emit(Reshape(new, self.points(level)), x.rep, "scat"),
                                 level)
-                return Leaf(self.b.emit(Rebuild(self.offsets(x), new), x.rep, "scat"), level)
+                offs = self.offsets(x) if isinstance(x.rep, Segmented) else \
+                    self.regular_offsets(self.length(x), self.inner_extent(x))
+                return Leaf(self.b.emit(Rebuild(offs, new), Segmented(new.rep), "scat"), level)
         return zip_leaves([dest, vs], one)
 
 
