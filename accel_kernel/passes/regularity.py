@@ -198,14 +198,14 @@ def generate_rule(g: Generate) -> tuple[str, Nest, str]:
     if isinstance(body, Index) and i not in index_vars(body.shape):
         return ("GENERATE-2", prepend(True, rows(nest_of(body.shape))),
                 f"the body is a row of {body.shape}, which does not depend on {i}")
-    if _uniform(body, i):
+    if uniform_in(body, i):
         return ("GENERATE-2", prepend(True, nest_of(body)),
                 f"the body depends on {i} only through rows of regular arrays")
     return ("GENERATE-3", prepend(True, ir(nest_of(body))),
             f"the body's shape depends on {i}: its dimensions are irregular")
 
 
-def _uniform(x, i: IndexVar) -> bool:
+def uniform_in(x, i: IndexVar) -> bool:
     """Whether every mention of `i` in `x` is inside a row `a[e]` of an array `a` that does not
     mention `i` and whose rows all have one shape (so the shape of `x` is the same for all `i`)."""
     if i not in index_vars(x):
@@ -215,8 +215,8 @@ def _uniform(x, i: IndexVar) -> bool:
     if isinstance(x, (IndexVar, Read, Unknown, Label)):
         return False
     if isinstance(x, Generate):
-        return _uniform(x.size, i) and _uniform(x.body, i)
-    return all(_uniform(c, i) for c in _children(x))
+        return uniform_in(x.size, i) and uniform_in(x.body, i)
+    return all(uniform_in(c, i) for c in _children(x))
 
 
 def _nest_rule(s: Shape) -> tuple[str, Nest, str]:
@@ -264,8 +264,10 @@ def _applied_name(node: ast.Node) -> str | None:
     return None
 
 
-def rule_for(node: ast.Node, shape: Shape, let_bound: bool) -> tuple[str, Nest, str]:
-    """The rule that gives `node` its triple, the nest, and a note for the log."""
+def rule_for(node: ast.Node, shape: Shape, let_bound: bool,
+             deps: frozenset[IndexVar] | None = None) -> tuple[str, Nest, str]:
+    """The rule that gives `node` its triple, the nest, and a note for the log (`deps`: the
+    index variables the node's value may depend on, from the `shape` stage)."""
     rule, nest, note = _nest_rule(shape)
     name = _applied_name(node)
     if isinstance(node, (ast.Let, ast.Def, ast.GlobalLet)) or let_bound:
@@ -279,10 +281,14 @@ def rule_for(node: ast.Node, shape: Shape, let_bound: bool) -> tuple[str, Nest, 
     if isinstance(node, (ast.If,)) or name in ("cond", "select"):
         return "COND", nest, note if rule == "COND" else "equivalent branches: their shape"
     if (isinstance(node, ast.Loop) and isinstance(node.form, ast.While)) or name == "while":
-        irregular = isinstance(shape, Label) and shape.origin == node.id
-        return ("WHILE-IRR" if irregular else "WHILE-REG"), nest, (
-            "the body changes the state's shape: a fresh label" if irregular else
-            "the body keeps the state's shape")
+        if not (isinstance(shape, Label) and shape.origin == node.id):
+            return "WHILE-REG", nest, "the body keeps the state's shape"
+        if deps is not None and index_vars(shape) < deps:
+            return "WHILE-INDEP", nest, (
+                "the body changes the state's shape, but the condition and the shapes do not "
+                "depend on " + ", ".join(sorted(v.name for v in deps - index_vars(shape)))
+                + ": every point iterates alike")
+        return "WHILE-IRR", nest, "the body changes the state's shape: a fresh label"
     if isinstance(node, ast.Loop) or name in _FOLDS:
         return "FOLD", nest, note
     if name in _GENERATORS and isinstance(shape, Const):
@@ -292,9 +298,21 @@ def rule_for(node: ast.Node, shape: Shape, let_bound: bool) -> tuple[str, Nest, 
     return rule, nest, note
 
 
+def level_for(node_id: int, shape: Shape, shapes: Mapping[int, Shape]) -> int | None:
+    """The level `k` of a node: the lowest level of the index variables its shape mentions;
+    for a scalar (no array in its value: a size, a condition), of those its value may depend
+    on (the paper's `c = xss[i][0] > 10` is dependent at level 0)."""
+    deps = getattr(shapes, "deps", {}).get(node_id)
+    if isinstance(shape, Scalar) and deps is not None:
+        levels = [v.level for v in deps]
+        return min(levels) if levels else None
+    return level_of(shape)
+
+
 def analyse(program: ast.Program, ctx: PassContext,
             shapes: Mapping[int, Shape]) -> dict[int, Regularity]:
     facts: dict[int, Regularity] = {}
+    value_deps = getattr(shapes, "deps", {})
     let_patterns: set[int] = set()
     for form in program.forms:
         for node in ast.walk(form):
@@ -305,8 +323,9 @@ def analyse(program: ast.Program, ctx: PassContext,
             shape = shapes.get(node.id)
             if shape is None:
                 continue
-            rule, nest, note = rule_for(node, shape, node.id in let_patterns)
-            facts[node.id] = result = triple(nest, level_of(shape))
+            rule, nest, note = rule_for(node, shape, node.id in let_patterns,
+                                        value_deps.get(node.id))
+            facts[node.id] = result = triple(nest, level_for(node.id, shape, shapes))
             if _logged(node, shape, rule):
                 ctx.log.record(rule, str(shape), str(result), node=node, note=note)
     return facts

@@ -32,7 +32,8 @@ from .shape_terms import (FUNCTION, SCALAR, Cond, Const, Function, Generate, Ind
 
 __all__ = ["Shape", "Var", "Index", "Scalar", "SCALAR", "TupleShape", "Const", "Project",
            "Generate", "Cond", "Label", "Function", "IndexVar", "SizeVar", "SizeLit", "Length",
-           "SizeOp", "Read", "Unknown", "Info", "ShapePass", "SHAPE", "analyse"]
+           "SizeOp", "Read", "Unknown", "Info", "ShapeFacts", "value_vars", "ShapePass", "SHAPE",
+           "analyse"]
 
 
 # ---------------------------------------------------------------- what is known of a value
@@ -92,6 +93,7 @@ class ShapeAnalysis:
         self.ctx = ctx
         self.types = ctx.types
         self.facts: dict[int, Shape] = {}
+        self.deps: dict[int, frozenset[IndexVar]] = {}    # what each node's value depends on
         self.labels = itertools.count(1)
         self.session_globals = set(ctx.env.schemes)
         self.program_defs = {f.name for f in program.forms if isinstance(f, ast.Def)}
@@ -241,11 +243,13 @@ class ShapeAnalysis:
                 value = Info(value.shape, self.term(value), value.deps)
             env[pattern.name] = value
             self.facts.setdefault(pattern.id, value.shape)
+            self.deps.setdefault(pattern.id, value_vars(value))
             if log:
                 self.record("LET", pattern, value.shape, pattern,
                             "a let-bound name has its value's shape")
         elif isinstance(pattern, ast.PTuple):
             self.facts.setdefault(pattern.id, value.shape)
+            self.deps.setdefault(pattern.id, value_vars(value))
             elems = annot.elems if isinstance(annot, ast.TTuple) else ()
             for k, sub in enumerate(pattern.elems):
                 self._bind(sub, self.project(value, k, pattern), env, log,
@@ -343,7 +347,7 @@ class ShapeAnalysis:
 
     # ------------------------------------------------------------------ forms
 
-    def run(self, program: ast.Program) -> dict[int, Shape]:
+    def run(self, program: ast.Program) -> "ShapeFacts":
         from .shape_exprs import analyse_form
         for form in program.forms:
             analyse_form(self, form)
@@ -351,13 +355,55 @@ class ShapeAnalysis:
                 closure = self.pending.pop()
                 if closure.lam.id not in self.applied:
                     self.touch(Info(FUNCTION, None, frozenset(), closure), closure.depth)
-        return self.facts
+        return ShapeFacts(self.facts, self.deps)
 
     def expr(self, e: ast.Expr, env: Mapping[str, Info], depth: int) -> Info:
         from .shape_exprs import analyse_expr
         out = analyse_expr(self, e, env, depth)
         self.facts.setdefault(e.id, out.shape)
+        self.deps.setdefault(e.id, value_vars(out))
         return out
+
+    # ------------------------------------------------------------------ trying again
+
+    def mark(self) -> tuple:
+        """A point to come back to (`rollback`): a loop body analysed with the wrong state is
+        analysed again, and only the facts of the second analysis are kept."""
+        return (len(self.ctx.log.steps), len(self.facts), len(self.deps), len(self.pending),
+                set(self.applied))
+
+    def rollback(self, mark: tuple) -> None:
+        """Forget the facts, log steps and pending lambdas recorded since `mark` (facts are
+        only ever added, so the first `n` keys of each table are those of the mark)."""
+        steps, facts, deps, pending, applied = mark
+        del self.ctx.log.steps[steps:]
+        for table, keep in ((self.facts, facts), (self.deps, deps)):
+            for key in list(table)[keep:]:
+                del table[key]
+        del self.pending[pending:]
+        self.applied = set(applied)
+
+
+class ShapeFacts(dict):
+    """The facts of the `shape` stage: node id -> its `Shape`. `deps` gives, per expression and
+    pattern node, the index variables its *value* may depend on (`value_vars`): the
+    `regularity` stage reads the independence of a scalar (a size, a condition) from it."""
+
+    def __init__(self, shapes: Mapping[int, Shape] = (),
+                 deps: Mapping[int, frozenset[IndexVar]] | None = None):
+        super().__init__(shapes)
+        self.deps = dict(deps or {})
+
+
+def value_vars(info: Info) -> frozenset[IndexVar]:
+    """The index variables the value of `info` may depend on: those its term mentions when it
+    has one (a term mentions every index variable its value depends on: unknowns are applied
+    to them), of its parts for a tuple built in view, else every one it may depend on."""
+    if info.parts is not None:
+        return frozenset().union(*(value_vars(p) for p in info.parts))
+    if info.value is not None:
+        return index_vars(info.value)
+    return info.deps | index_vars(info.shape)
 
 
 def _sorted(deps: frozenset[IndexVar]) -> tuple[IndexVar, ...]:
@@ -403,7 +449,7 @@ def _free_names(node: ast.Node, free) -> frozenset[str]:
     return out
 
 
-def analyse(program: ast.Program, ctx: PassContext) -> dict[int, Shape]:
+def analyse(program: ast.Program, ctx: PassContext) -> ShapeFacts:
     """The shape facts of a program (what `SHAPE.run` gives)."""
     return ShapeAnalysis(ctx, program).run(program)
 

@@ -31,10 +31,10 @@ from __future__ import annotations
 from typing import Callable
 
 from ..lang import ast
-from ..lang.types import BOOL, I64, Seq, Type
-from .shape import Info, ShapeAnalysis
+from ..lang.types import BOOL, I64, Seq, Tuple, Type
+from .shape import Info, ShapeAnalysis, value_vars
 from .shape_terms import (SCALAR, Cond, Index, IndexVar, Length, Scalar, Shape, Size, SizeLit,
-                          SizeOp, TupleShape, elem_type, has_arrays)
+                          SizeOp, TupleShape, elem_type, has_arrays, index_vars)
 
 _SCALAR_FUNCTIONS = {"min", "max", "abs", "sqrt", "exp", "log", "sin", "cos", "tan", "atan2",
                      "floor", "ceil", "round", "i32", "i64", "f32", "f64"}
@@ -287,26 +287,87 @@ def state_of(an: ShapeAnalysis, value: Info, deps) -> Info:
     return an.info(value.shape, an.fresh_unknown(deps | value.deps), deps | value.deps)
 
 
+def _generic_state(an: ShapeAnalysis, value: Info, type_: Type | None, deps,
+                   assumed: frozenset[IndexVar], node: ast.Node) -> Info:
+    """The state at some iteration of a loop whose body changes its shape: each array's
+    shape a fresh label and each scalar's value a fresh unknown, applied to the index
+    variables `assumed` (what the shapes and scalars of the state are assumed to depend
+    on); the data of the arrays may depend on everything the loop depends on."""
+    if value.fn is not None:
+        return value
+    if value.parts is not None:
+        types = type_.elems if isinstance(type_, Tuple) and \
+            len(type_.elems) == len(value.parts) else (None,) * len(value.parts)
+        parts = tuple(_generic_state(an, p, t, deps, assumed, node)
+                      for p, t in zip(value.parts, types))
+        return an.info(TupleShape(tuple(p.shape for p in parts)), None, deps | assumed,
+                       parts=parts)
+    if isinstance(value.shape, Scalar):
+        return Info(SCALAR, an.fresh_unknown(assumed), assumed)
+    label = an.fresh_label(assumed, type_, node)
+    return Info(label, an.fresh_unknown(deps | assumed), deps | assumed)
+
+
+def _varying(info: Info | None) -> frozenset[IndexVar]:
+    """What a state's shapes and scalars may depend on (its arrays' data excepted)."""
+    if info is None or info.fn is not None:
+        return frozenset()
+    if info.parts is not None:
+        return frozenset().union(*(_varying(p) for p in info.parts))
+    if isinstance(info.shape, Scalar):
+        return _really(info.value) if info.value is not None else info.deps
+    return _really(info.shape)
+
+
+def _really(x: Shape | Size) -> frozenset[IndexVar]:
+    """The index variables `x` depends on: those it mentions, except where every mention is
+    a row of an array whose rows all have one shape (`xss[i]` of an `[n][m]` parameter)."""
+    from .regularity import uniform_in
+    return frozenset(v for v in index_vars(x) if not uniform_in(x, v))
+
+
 def iterate(an: ShapeAnalysis, init: Info, deps, type_: Type | None, node: ast.Node,
-            rule: str, body_of: Callable[[Info], Info]) -> Info:
+            rule: str, body_of: Callable[[Info], tuple[Info, Info | None]],
+            count: Size | None = None) -> Info:
     """FOLD / WHILE-SHAPE: the state keeps the shape of `init` when one step of the body
-    maps that shape to an equivalent one; otherwise a fresh label."""
-    after = body_of(state_of(an, init, deps))
+    maps that shape to an equivalent one (by induction, every step does). Otherwise the body
+    is analysed again with a generic state (`_generic_state`), so that the facts of its nodes
+    hold at every iteration, and the loop's shape is a fresh label applied to the index
+    variables that the shapes and scalars of the state, the number of iterations (`count`;
+    a `while`'s condition, the second result of `body_of`) and so the final shape may depend
+    on: starting from those of `init`, grown until one step of the body adds none
+    (WHILE-INDEP: a `while` over shapes alone stays independent of the enclosing maps)."""
+    deps = deps | init.deps
+    mark = an.mark()
+    after, _ = body_of(state_of(an, init, deps))
     if an.equivalent(after.shape, init.shape):
-        return an.result(rule, init.shape, node, deps | init.deps,
-                         "the body keeps the shape of the state", parts=init.parts)
-    label = an.fresh_label(deps | init.deps, type_, node)
-    return an.result(rule, label, node, deps | init.deps,
+        final = state_of(an, init, deps)        # the values after the loop are unknown
+        return an.result(rule, init.shape, node, deps,
+                         "the body keeps the shape of the state", parts=final.parts)
+    changed = after.shape
+    assumed = _varying(init) | (index_vars(count) if count is not None else frozenset())
+    for _ in range(len(deps) + 2):
+        an.rollback(mark)
+        after, cond = body_of(_generic_state(an, init, type_, deps, assumed, node))
+        found = _varying(after) | _varying(cond)
+        if found <= assumed:
+            break
+        assumed = assumed | found
+    else:                               # not settled: everything the loop depends on
+        assumed = assumed | deps
+    label = an.fresh_label(assumed, type_, node)
+    return an.result(rule, label, node, deps,
                      f"the body changes the shape of the state ({init.shape} becomes "
-                     f"{after.shape}): a fresh label")
+                     f"{changed}): a fresh label, applied to what the state's shape and "
+                     f"the number of iterations depend on")
 
 
 def _while(an, args, rtype, node, depth) -> Info:
     p, f, x = args
 
-    def body_of(state: Info) -> Info:
-        an.apply(p, [state], BOOL, node, depth)
-        return an.apply(f, [state], rtype, node, depth)
+    def body_of(state: Info) -> tuple[Info, Info]:
+        cond = an.apply(p, [state], BOOL, node, depth)
+        return an.apply(f, [state], rtype, node, depth), cond
 
     return iterate(an, x, _deps(args), rtype, node, "WHILE-SHAPE", body_of)
 
@@ -316,7 +377,8 @@ def _reduce(an, args, rtype, node, depth) -> Info:
     deps = _deps(args)
     element = an.element(xs, an.fresh_unknown(deps), node)
     return iterate(an, ne, deps, rtype, node, "FOLD",
-                   lambda acc: an.apply(op, [acc, element], rtype, node, depth))
+                   lambda acc: (an.apply(op, [acc, element], rtype, node, depth), None),
+                   count=Length(xs.shape))
 
 
 def _fold_seq(an, args, rtype, node, depth) -> Info:
@@ -324,7 +386,8 @@ def _fold_seq(an, args, rtype, node, depth) -> Info:
     deps = _deps(args)
     element = an.unknown_info(rtype, deps, node)
     return iterate(an, ne, deps, rtype, node, "FOLD",
-                   lambda acc: an.apply(op, [acc, element], rtype, node, depth))
+                   lambda acc: (an.apply(op, [acc, element], rtype, node, depth), None),
+                   count=an.fresh_unknown(deps))
 
 
 def _scan(an, args, rtype, node, depth) -> Info:
