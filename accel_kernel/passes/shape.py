@@ -24,11 +24,12 @@ from typing import Mapping
 from ..lang import ast
 from ..lang.builtins import BUILTINS
 from ..lang.types import Func, Type
+from ..lang.types import Tuple as TupleType
 from .pipeline import PassContext, PassOutput
 from .shape_rules import Simplifier, equivalent
 from .shape_terms import (FUNCTION, SCALAR, Cond, Const, Function, Generate, Index, IndexVar,
                           Label, Length, Project, Read, Scalar, Shape, Size, SizeLit, SizeOp,
-                          SizeVar, TupleShape, Unknown, Var, has_arrays, index_vars)
+                          SizeVar, TupleShape, Unknown, Var, has_arrays, index_vars, shape_type)
 
 __all__ = ["Shape", "Var", "Index", "Scalar", "SCALAR", "TupleShape", "Const", "Project",
            "Generate", "Cond", "Label", "Function", "IndexVar", "SizeVar", "SizeLit", "Length",
@@ -100,6 +101,8 @@ class ShapeAnalysis:
         self.program_lets: dict[str, Info] = {}
         self.pending: list[Closure] = []
         self.applied: set[int] = set()
+        self.applications: list[tuple[Closure, tuple[Info, ...], int]] = []   # this form's
+        self.generalised: set[int] = set()
         self.active: list[str] = []                # names of the enclosing index variables
         self.env_stack: list[Mapping[str, Info]] = []   # the scopes being analysed
         self._free: dict[int, frozenset[str]] = {}
@@ -305,6 +308,7 @@ class ShapeAnalysis:
             env = dict(fn.env)
             for p, a in zip(fn.lam.params, given):
                 env = self.bind(p, a, env)
+            self.applications.append((fn, given[:count], depth))
             self.applied.add(fn.lam.id)
             out = self.expr(fn.lam.body, env, depth)
             rest = list(given[count:])
@@ -351,6 +355,7 @@ class ShapeAnalysis:
         from .shape_exprs import analyse_form
         for form in program.forms:
             analyse_form(self, form)
+            self.generalise()
             while self.pending:
                 closure = self.pending.pop()
                 if closure.lam.id not in self.applied:
@@ -364,19 +369,86 @@ class ShapeAnalysis:
         self.deps.setdefault(e.id, value_vars(out))
         return out
 
+    # ------------------------------------------------------------------ shared lambdas
+
+    def generalise(self) -> None:
+        """GENERALISE: a lambda applied in several contexts (a let-bound function called with
+        arguments of other shapes or values, at another depth, or made twice with other free
+        variables) has one set of node facts for all of them: its body is analysed again
+        with arguments (and free variables) that cover every application: a shape or value
+        kept where all agree, else a fresh label or unknown applied to the index variables of
+        all of them. Applications at different depths keep the first one's levels."""
+        while True:
+            by_lambda: dict[int, list] = {}
+            for app in self.applications:
+                by_lambda.setdefault(app[0].lam.id, []).append(app)
+            todo = [apps for lam, apps in by_lambda.items() if lam not in self.generalised
+                    and any(not _same_context(apps[0], other) for other in apps[1:])]
+            if not todo:
+                break
+            for apps in todo:
+                self._generalise(apps)
+        self.applications.clear()
+
+    def _generalise(self, apps: list) -> None:
+        fn, _, depth = apps[0]
+        lam = fn.lam
+        self.generalised.add(lam.id)
+        for node in [n for p in lam.params for n in ast.walk(p)] + list(ast.walk(lam.body)):
+            self.facts.pop(node.id, None)
+            self.deps.pop(node.id, None)
+        closures = list({id(a[0]): a[0] for a in apps}.values())
+        env = dict(fn.env)
+        params = {n for p in lam.params for n in ast.pattern_names(p)}
+        for name in self.free_names(lam.body) - params:
+            infos = [c.env.get(name) for c in closures]
+            if all(i is not None for i in infos):
+                env[name] = self._cover(infos, None, lam)
+        for k, p in enumerate(lam.params):
+            env = self.bind(p, self._cover([a[1][k] for a in apps], self.type_of(p), p), env)
+        self.record("GENERALISE", lam, "its applications", lam,
+                    f"applied in {len(apps)} contexts: one analysis that covers them all")
+        self.expr(lam.body, env, depth)
+
+    def _cover(self, infos: list[Info], type_: Type | None, node: ast.Node) -> Info:
+        """What is known of a value that is one of `infos` (a generic argument)."""
+        first = infos[0]
+        if all(i is first for i in infos):
+            return first
+        deps = frozenset().union(*(i.deps for i in infos))
+        if any(i.fn is not None for i in infos):
+            same = all(i.fn is first.fn for i in infos)
+            return first if same else Info(FUNCTION, None, deps, Opaque("?"))
+        if all(i.parts is not None and len(i.parts) == len(first.parts) for i in infos):
+            types = type_.elems if isinstance(type_, TupleType) else (None,) * len(first.parts)
+            parts = tuple(self._cover([i.parts[k] for i in infos], types[k], node)
+                          for k in range(len(first.parts)))
+            return self.info(TupleShape(tuple(p.shape for p in parts)), None, deps, parts=parts)
+        vars_ = frozenset().union(*(value_vars(i) | index_vars(i.shape) for i in infos))
+        if all(self.equivalent(i.shape, first.shape) for i in infos):
+            shape = first.shape
+        elif isinstance(first.shape, Scalar):
+            shape = SCALAR
+        else:
+            shape = self.fresh_label(vars_, type_ or shape_type(first.shape), node)
+        value = first.value if all(i.value == first.value for i in infos) else \
+            self.fresh_unknown(vars_)
+        return self.info(shape, value, deps | vars_)
+
     # ------------------------------------------------------------------ trying again
 
     def mark(self) -> tuple:
         """A point to come back to (`rollback`): a loop body analysed with the wrong state is
         analysed again, and only the facts of the second analysis are kept."""
         return (len(self.ctx.log.steps), len(self.facts), len(self.deps), len(self.pending),
-                set(self.applied))
+                set(self.applied), len(self.applications))
 
     def rollback(self, mark: tuple) -> None:
         """Forget the facts, log steps and pending lambdas recorded since `mark` (facts are
         only ever added, so the first `n` keys of each table are those of the mark)."""
-        steps, facts, deps, pending, applied = mark
+        steps, facts, deps, pending, applied, applications = mark
         del self.ctx.log.steps[steps:]
+        del self.applications[applications:]
         for table, keep in ((self.facts, facts), (self.deps, deps)):
             for key in list(table)[keep:]:
                 del table[key]
@@ -404,6 +476,25 @@ def value_vars(info: Info) -> frozenset[IndexVar]:
     if info.value is not None:
         return index_vars(info.value)
     return info.deps | index_vars(info.shape)
+
+
+def _same_context(a: tuple, b: tuple) -> bool:
+    """Whether two applications of a lambda give its body the same facts: the same closure,
+    at the same depth, with arguments of the same shapes and values."""
+    (fa, args_a, depth_a), (fb, args_b, depth_b) = a, b
+    return fa is fb and depth_a == depth_b and len(args_a) == len(args_b) and all(
+        _same_info(x, y) for x, y in zip(args_a, args_b))
+
+
+def _same_info(x: Info, y: Info) -> bool:
+    if x is y:
+        return True
+    if x.fn is not None or y.fn is not None:
+        return x.fn is y.fn
+    if x.parts is not None or y.parts is not None:
+        return x.parts is not None and y.parts is not None and len(x.parts) == len(y.parts) \
+            and all(_same_info(p, q) for p, q in zip(x.parts, y.parts))
+    return equivalent(x.shape, y.shape) and x.value == y.value
 
 
 def _sorted(deps: frozenset[IndexVar]) -> tuple[IndexVar, ...]:

@@ -428,13 +428,25 @@ def _cond(an, args, rtype, node, depth) -> Info:
 
 def _sequence(an, args, rtype, node, depth) -> Info:
     deps = _deps(args)
-    for a in args:
-        an.touch(a, depth + 1)
+    for a in args:          # `produce`, `mapSeq`, `zipWithSeq` call theirs once per element
+        if a.fn is not None:
+            an.generate(an.fresh_unknown(deps), depth,
+                        lambda k: _touch_at(an, a, deps | {k}, depth + 1).shape)
     if not has_arrays(rtype):
         return an.info(SCALAR, an.fresh_unknown(deps), deps)
     note = ("a sequence: its length and elements are only known at run time"
             if isinstance(rtype, Seq) else "the elements of a sequence, stacked")
     return an.result("FALLBACK", an.fresh_label(deps, rtype, node), node, deps, note)
+
+
+def _touch_at(an: ShapeAnalysis, f: Info, deps, depth: int) -> Info:
+    """`f` applied to unknown arguments that depend on `deps` (a point's index variable)."""
+    fn = f.fn
+    params = getattr(getattr(fn, "lam", None), "params", ())[len(getattr(fn, "args", ())):]
+    if not params or fn.lam.id in an.applied:
+        return f
+    args = [an.unknown_info(an.type_of(p), f.deps | deps, p) for p in params]
+    return an.apply(f, args, None, fn.lam, depth)
 
 
 _RULES: dict[str, Callable[..., Info]] = {
