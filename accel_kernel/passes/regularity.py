@@ -8,10 +8,13 @@ Takes the program and the facts of the `shape` stage; gives the program back unc
   `R>Ir>S` is an array of arrays of scalars whose rows may differ in length. An array of
   tuples is a tuple of arrays: `(R>S, R>Ir>S)`. The outermost dimension of an array is always
   `R` (it is one length); a function or a scalar is `S`.
-- `independent` (i) and `level` (k): a node is *dependent at level k* when its shape mentions
-  the index variable of a generate/map lambda `k` lambdas deep (the outermost is level 0;
-  the lowest such level counts); `independent` (level `∞`, `None`) when it mentions none, i.e.
-  every instance of the node in the enclosing parallel loops has the same shape.
+- `independent` (i) and `level` (k): a node is *dependent at level k* when its shape (an
+  array) or its value (a scalar, or a tuple of scalars: it may become a size or a condition;
+  the index variables the `shape` stage says its value may depend on) depends on the index
+  variable of a generate/map lambda `k` lambdas deep (the outermost is level 0; the lowest such
+  level counts); `independent` (level `∞`, `None`) when on none, i.e. every instance of the
+  node in the enclosing parallel loops has the same shape (array) or value (scalar).
+  `backends/interp/facts.py` checks all three on data.
 
 The triple is computed from the simplified shape (rules, named in the log):
 
@@ -30,6 +33,10 @@ The triple is computed from the simplified shape (rules, named in the log):
   branches differ; when they are equivalent the shape collapsed and its triple is used;
 - FOLD (`reduce`, `scan`, `loop ... for`): the triple of the accumulator's shape, or of a label;
 - WHILE-REG: a `while` whose body keeps the state's shape has the state's triple;
+  WHILE-INDEP: the body changes the shape, but the condition and the shapes depend only on the
+  state's shape and on what does not vary, and the initial shape is one for all points: the
+  label mentions fewer index variables than the loop depends on (every point iterates alike,
+  so `R>R>S` once mapped over the rows of an `[n][m]` array);
   WHILE-IRR: otherwise a fresh label, dependent where the loop is (`R>Ir>S` once mapped);
 - FALLBACK: a label `ℓ` of a type: `R`, then `Ir` for each inner dimension.
 """
