@@ -390,12 +390,26 @@ def _fold_seq(an, args, rtype, node, depth) -> Info:
                    count=an.fresh_unknown(deps))
 
 
+def _combine(an, op: Info, acc: Info, element: Info, type_, deps, node, depth) -> bool:
+    """Whether `op acc element` keeps the accumulator's shape. When it does not, the
+    operator is analysed again with a generic accumulator (depending on everything the call
+    does), so that its facts hold at every step."""
+    mark = an.mark()
+    after = an.apply(op, [state_of(an, acc, deps), element], type_, node, depth)
+    if an.equivalent(after.shape, acc.shape):
+        return True
+    an.rollback(mark)
+    every = frozenset(deps) | acc.deps
+    an.apply(op, [_generic_state(an, acc, type_, every, every, node), element], type_, node,
+             depth)
+    return False
+
+
 def _scan(an, args, rtype, node, depth) -> Info:
     op, ne, xs = args
     deps = _deps(args)
     element = an.element(xs, an.fresh_unknown(deps), node)
-    after = an.apply(op, [state_of(an, ne, deps), element], elem_type(rtype), node, depth)
-    keep = an.equivalent(after.shape, ne.shape)
+    keep = _combine(an, op, ne, element, elem_type(rtype), deps, node, depth)
     shape = an.generate(Length(xs.shape), depth, lambda k: ne.shape if keep else
                         an.fresh_label(deps, elem_type(rtype), node, k))
     note = ("the operator keeps the accumulator's shape" if keep else
@@ -408,8 +422,7 @@ def _reduce_by_index(an, args, rtype, node, depth) -> Info:
     deps = _deps(args)
     row = an.element(dest, an.fresh_unknown(deps), node)
     element = an.element(vs, an.fresh_unknown(deps), node)
-    after = an.apply(op, [state_of(an, row, deps), element], elem_type(rtype), node, depth)
-    keep = an.equivalent(after.shape, row.shape)
+    keep = _combine(an, op, row, element, elem_type(rtype), deps, node, depth)
     shape = an.generate(Length(dest.shape), depth, lambda k: Index(dest.shape, k) if keep else
                         an.fresh_label(deps, elem_type(rtype), node, k))
     return an.result("FOLD", shape, node, deps,
