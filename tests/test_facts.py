@@ -59,6 +59,33 @@ def test_every_fact_of_random_programs_holds(text: str):
     run_checked(checking_session(), text)
 
 
+TRICKY = [
+    "let f = \\x -> iota x in (f 3, map f [1, 2])",
+    "map (\\n -> map (\\k -> iota k) (iota n)) [2, 3]",
+    "map (\\xs -> expand (\\x -> x) (\\x j -> x + j) xs) [[1, 2], [3]]",
+    "map (\\xs -> sort_by (\\x -> 0 - x) xs) [[1, 2], [3]]",
+    "map (\\n -> elements (produce n (\\i -> i * 2))) [2, 3]",
+    "map (\\n -> [(i, j) | i <- iota n, j <- iota i]) [3, 4]",
+    "map (\\xs -> partition (\\x -> x > 1) xs) [[1, 2, 3], [3]]",
+    "map (\\n -> let g = \\k -> replicate k n in (g 1, g n)) [2, 3]",
+    "map (\\n -> loop acc = [] for i < n do acc ++ [i]) [2, 0, 3]",
+    "map (\\n -> loop (acc, k) = ([0], n) while k > 0 do (acc ++ [k], k - 1)) [2, 0, 3]",
+    "let twice = \\f x -> f (f x) in map (\\n -> twice (\\xs -> xs ++ xs) (iota n)) [1, 2]",
+    "map (\\n -> reduce_by_index (replicate n 0) (+) 0 [0, 1] [5, 6]) [2, 3]",
+    "map (\\n -> scan (\\a b -> if length a > length b then a else b) [] "
+    "(map (\\k -> iota k) (iota n))) [2, 3]",
+    "map (\\n -> foldSeq (+) 0 (produce n (\\i -> i))) [2, 3]",
+    "map (\\n -> while (\\xs -> length xs < n) (\\xs -> xs ++ xs) [1]) [2, 5]",
+]
+
+
+@pytest.mark.parametrize("text", TRICKY)
+def test_facts_of_lambdas_loops_and_sequences_hold(text: str):
+    """Let-bound lambdas applied in several contexts (GENERALISE), loops whose state changes
+    shape, tuple states, sequences and map-like builtins inside maps."""
+    checking_session().execute(text)
+
+
 def test_the_paper_examples_and_the_wrong_answer_of_issue_18_are_checked():
     session = checking_session()
     result = session.execute("map (\\n -> iota (let (m, c) = loop (m, c) = (n, 1) while m >= 10 "

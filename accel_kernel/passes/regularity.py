@@ -290,11 +290,10 @@ def rule_for(node: ast.Node, shape: Shape, let_bound: bool,
     if (isinstance(node, ast.Loop) and isinstance(node.form, ast.While)) or name == "while":
         if not (isinstance(shape, Label) and shape.origin == node.id):
             return "WHILE-REG", nest, "the body keeps the state's shape"
-        if deps is not None and index_vars(shape) < deps:
+        if shape.narrowed:
             return "WHILE-INDEP", nest, (
-                "the body changes the state's shape, but the condition and the shapes do not "
-                "depend on " + ", ".join(sorted(v.name for v in deps - index_vars(shape)))
-                + ": every point iterates alike")
+                "the body changes the state's shape, but the condition and the shapes depend "
+                "on fewer maps than the loop: every point of those iterates alike")
         return "WHILE-IRR", nest, "the body changes the state's shape: a fresh label"
     if isinstance(node, ast.Loop) or name in _FOLDS:
         return "FOLD", nest, note
@@ -306,11 +305,11 @@ def rule_for(node: ast.Node, shape: Shape, let_bound: bool,
 
 
 def level_for(node_id: int, shape: Shape, shapes: Mapping[int, Shape]) -> int | None:
-    """The level `k` of a node: the lowest level of the index variables its shape mentions;
-    for a scalar (no array in its value: a size, a condition), of those its value may depend
-    on (the paper's `c = xss[i][0] > 10` is dependent at level 0)."""
+    """The level `k` of a node: the lowest level of the index variables its shape mentions
+    (an array), or its value may depend on (a scalar: a size, a condition; the paper's
+    `c = xss[i][0] > 10` is dependent at level 0), componentwise for a tuple."""
     deps = getattr(shapes, "deps", {}).get(node_id)
-    if isinstance(shape, Scalar) and deps is not None:
+    if not isinstance(shape, Function) and deps is not None:
         levels = [v.level for v in deps]
         return min(levels) if levels else None
     return level_of(shape)

@@ -33,7 +33,8 @@ from .shape_terms import (FUNCTION, SCALAR, Cond, Const, Function, Generate, Ind
 
 __all__ = ["Shape", "Var", "Index", "Scalar", "SCALAR", "TupleShape", "Const", "Project",
            "Generate", "Cond", "Label", "Function", "IndexVar", "SizeVar", "SizeLit", "Length",
-           "SizeOp", "Read", "Unknown", "Info", "ShapeFacts", "value_vars", "ShapePass", "SHAPE",
+           "SizeOp", "Read", "Unknown", "Info", "ShapeFacts", "value_vars", "uniform_vars",
+           "ShapePass", "SHAPE",
            "analyse"]
 
 
@@ -246,13 +247,13 @@ class ShapeAnalysis:
                 value = Info(value.shape, self.term(value), value.deps)
             env[pattern.name] = value
             self.facts.setdefault(pattern.id, value.shape)
-            self.deps.setdefault(pattern.id, value_vars(value))
+            self.deps.setdefault(pattern.id, uniform_vars(value))
             if log:
                 self.record("LET", pattern, value.shape, pattern,
                             "a let-bound name has its value's shape")
         elif isinstance(pattern, ast.PTuple):
             self.facts.setdefault(pattern.id, value.shape)
-            self.deps.setdefault(pattern.id, value_vars(value))
+            self.deps.setdefault(pattern.id, uniform_vars(value))
             elems = annot.elems if isinstance(annot, ast.TTuple) else ()
             for k, sub in enumerate(pattern.elems):
                 self._bind(sub, self.project(value, k, pattern), env, log,
@@ -366,7 +367,7 @@ class ShapeAnalysis:
         from .shape_exprs import analyse_expr
         out = analyse_expr(self, e, env, depth)
         self.facts.setdefault(e.id, out.shape)
-        self.deps.setdefault(e.id, value_vars(out))
+        self.deps.setdefault(e.id, uniform_vars(out))
         return out
 
     # ------------------------------------------------------------------ shared lambdas
@@ -458,13 +459,39 @@ class ShapeAnalysis:
 
 class ShapeFacts(dict):
     """The facts of the `shape` stage: node id -> its `Shape`. `deps` gives, per expression and
-    pattern node, the index variables its *value* may depend on (`value_vars`): the
-    `regularity` stage reads the independence of a scalar (a size, a condition) from it."""
+    pattern node, the index variables its shape (an array) or value (a scalar: a size, a
+    condition) may depend on (`uniform_vars`): the `regularity` stage's level."""
 
     def __init__(self, shapes: Mapping[int, Shape] = (),
                  deps: Mapping[int, frozenset[IndexVar]] | None = None):
         super().__init__(shapes)
         self.deps = dict(deps or {})
+
+
+def uniform_vars(info: Info) -> frozenset[IndexVar]:
+    """The index variables what `flatten` relies on being uniform may depend on: the shape of
+    an array, the value of a scalar (a size, a condition), componentwise for a tuple (all it
+    may depend on for a tuple whose parts are not known apart)."""
+    if info.fn is not None or isinstance(info.shape, Function):
+        return frozenset()
+    if info.parts is not None:
+        return frozenset().union(*(uniform_vars(p) for p in info.parts))
+    if isinstance(info.shape, Scalar):
+        return value_vars(info)
+    if _has_scalar_part(info.shape):
+        return info.deps | index_vars(info.shape)
+    return index_vars(info.shape)
+
+
+def _has_scalar_part(s: Shape) -> bool:
+    """Whether a value of shape `s` is a tuple with a scalar component (outside arrays)."""
+    if isinstance(s, TupleShape):
+        return any(isinstance(p, Scalar) or _has_scalar_part(p) for p in s.parts)
+    if isinstance(s, (Label, Cond, Project)):
+        t = shape_type(s)
+        return t is None or (isinstance(t, TupleType) and any(
+            not has_arrays(e) or isinstance(e, TupleType) for e in t.elems))
+    return False
 
 
 def value_vars(info: Info) -> frozenset[IndexVar]:

@@ -28,6 +28,7 @@ the call depends on):
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable
 
 from ..lang import ast
@@ -355,7 +356,8 @@ def iterate(an: ShapeAnalysis, init: Info, deps, type_: Type | None, node: ast.N
         assumed = assumed | found
     else:                               # not settled: everything the loop depends on
         assumed = assumed | deps
-    label = an.fresh_label(assumed, type_, node)
+    label = replace(an.fresh_label(assumed, type_, node),
+                    narrowed=assumed < frozenset(v for v in deps if isinstance(v, IndexVar)))
     return an.result(rule, label, node, deps,
                      f"the body changes the shape of the state ({init.shape} becomes "
                      f"{changed}): a fresh label, applied to what the state's shape and "
