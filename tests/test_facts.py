@@ -181,3 +181,20 @@ def test_a_wrong_rule_is_caught_through_the_session(monkeypatch):
     with pytest.raises(InternalError, match="GENERATE-3"):
         session.execute(TEXT)
     assert Session(target="interp").execute(TEXT).text == "[[0], [0, 1, 2]]"
+
+
+def test_the_command_line_checks_facts(capsys):
+    from accel_kernel.cli import main
+    path = Path(__file__).parent / "programs" / "loop_tuple_while_size.accel"
+    assert main(["run", str(path), "--target", "interp", "--check-facts"]) == 0
+    assert capsys.readouterr().out.strip() == "[[0], [0, 1, 2], [0, 1]]"
+
+
+def test_the_command_line_reports_a_wrong_fact(capsys, monkeypatch, tmp_path):
+    from accel_kernel.cli import main
+    monkeypatch.setattr(regularity_pass, "ir", lambda nest: nest)
+    path = tmp_path / "ragged.accel"
+    path.write_text(TEXT + "\n")
+    assert main(["run", str(path), "--target", "interp", "--check-facts"]) != 0
+    err = capsys.readouterr().err
+    assert "InternalError" in err and "regularity" in err and "GENERATE-3" in err
