@@ -1,6 +1,6 @@
 """The `accel` command line: run programs and install the Jupyter kernel.
 
-    accel run FILE [--target cpu|interp|numpy|cuda] [--json]     (the default target: cpu)
+    accel run FILE [--target cpu|interp|numpy|cuda] [--json] [--check-facts]  (default: cpu)
     accel stages FILE [--entry NAME] [--stage S] [--format text|dot|svg|json]
     accel kernel install [--user|--sys-prefix|--prefix DIR]
 
@@ -35,6 +35,10 @@ def _parser() -> argparse.ArgumentParser:
                           "interp, the reference interpreter, runs every program)")
     run.add_argument("--json", action="store_true", help="print the value as JSON")
     run.add_argument("--debug", action="store_true", help=DEBUG_HELP)
+    run.add_argument("--check-facts", action="store_true",
+                     help="first check every shape and regularity fact of the program on its "
+                          "data (the interpreter runs its core program; a wrong fact is an "
+                          "InternalError)")
 
     stages = commands.add_parser("stages", help="show the compilation stages of a program")
     stages.add_argument("file")
@@ -59,7 +63,7 @@ def _run(args: argparse.Namespace) -> int:
     if text is None:
         return 2
     try:
-        session = Session(target=args.target)
+        session = Session(target=args.target, check_facts=args.check_facts)
     except NotImplementedError as err:
         print(f"accel: {err}", file=sys.stderr)
         return 2

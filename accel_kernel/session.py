@@ -118,8 +118,11 @@ def _accel_errors_only(phase: str):
 
 
 class Session:
-    def __init__(self, target: str = targets.DEFAULT_TARGET):
+    def __init__(self, target: str = targets.DEFAULT_TARGET, check_facts: bool = False):
         self.cancel = CancelToken()
+        # check the shape and regularity facts of every cell on its data before running it
+        # (backends/interp/facts.py): a wrong fact is an InternalError of `regularity`
+        self.check_facts = check_facts
         self.target = targets.check_target(target)
         self._ids = itertools.count(1)
         self._globals: dict[str, _Global] = {}
@@ -149,6 +152,8 @@ class Session:
         self.cancel.clear()
         started = time.perf_counter()
         compiled = self._compile(code, name)
+        if self.check_facts:
+            self._check_facts(compiled)
         checked_at = time.perf_counter()
         self.last_compile = 0.0
         values = self._evaluate(compiled)
@@ -366,6 +371,19 @@ class Session:
             types.maps.insert(0, result.types)
             instantiations.maps.insert(0, result.instantiations)
         return self._interpreter(types, instantiations).run_forms(compiled.program.forms)
+
+    def _check_facts(self, compiled: _Compiled) -> None:
+        """Run the cell's core program on the fact-checking interpreter (`check_facts`)."""
+        from .backends.interp.facts import check_facts
+        try:
+            stages = self._pipeline(compiled.program, compiled.checked, stop_after="regularity")
+        except NotImplementedError:
+            return
+        types = ChainMap(*[r.types for r in compiled.rechecked.values()], self._types)
+        instantiations = ChainMap(*[r.instantiations for r in compiled.rechecked.values()],
+                                  self._instantiations)
+        check_facts(stages, {n: g.value for n, g in self._globals.items()}, types,
+                    instantiations, cancel=self.cancel)
 
     def _evaluate_flat(self, compiled: _Compiled):
         """Run a cell on a compiled target (`numpy`: the flat IR run with numpy; `cpu`: the

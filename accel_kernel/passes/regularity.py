@@ -8,10 +8,13 @@ Takes the program and the facts of the `shape` stage; gives the program back unc
   `R>Ir>S` is an array of arrays of scalars whose rows may differ in length. An array of
   tuples is a tuple of arrays: `(R>S, R>Ir>S)`. The outermost dimension of an array is always
   `R` (it is one length); a function or a scalar is `S`.
-- `independent` (i) and `level` (k): a node is *dependent at level k* when its shape mentions
-  the index variable of a generate/map lambda `k` lambdas deep (the outermost is level 0;
-  the lowest such level counts); `independent` (level `∞`, `None`) when it mentions none, i.e.
-  every instance of the node in the enclosing parallel loops has the same shape.
+- `independent` (i) and `level` (k): a node is *dependent at level k* when its shape (an
+  array) or its value (a scalar, or a tuple of scalars: it may become a size or a condition;
+  the index variables the `shape` stage says its value may depend on) depends on the index
+  variable of a generate/map lambda `k` lambdas deep (the outermost is level 0; the lowest such
+  level counts); `independent` (level `∞`, `None`) when on none, i.e. every instance of the
+  node in the enclosing parallel loops has the same shape (array) or value (scalar).
+  `backends/interp/facts.py` checks all three on data.
 
 The triple is computed from the simplified shape (rules, named in the log):
 
@@ -30,6 +33,10 @@ The triple is computed from the simplified shape (rules, named in the log):
   branches differ; when they are equivalent the shape collapsed and its triple is used;
 - FOLD (`reduce`, `scan`, `loop ... for`): the triple of the accumulator's shape, or of a label;
 - WHILE-REG: a `while` whose body keeps the state's shape has the state's triple;
+  WHILE-INDEP: the body changes the shape, but the condition and the shapes depend only on the
+  state's shape and on what does not vary, and the initial shape is one for all points: the
+  label mentions fewer index variables than the loop depends on (every point iterates alike,
+  so `R>R>S` once mapped over the rows of an `[n][m]` array);
   WHILE-IRR: otherwise a fresh label, dependent where the loop is (`R>Ir>S` once mapped);
 - FALLBACK: a label `ℓ` of a type: `R`, then `Ir` for each inner dimension.
 """
@@ -198,14 +205,14 @@ def generate_rule(g: Generate) -> tuple[str, Nest, str]:
     if isinstance(body, Index) and i not in index_vars(body.shape):
         return ("GENERATE-2", prepend(True, rows(nest_of(body.shape))),
                 f"the body is a row of {body.shape}, which does not depend on {i}")
-    if _uniform(body, i):
+    if uniform_in(body, i):
         return ("GENERATE-2", prepend(True, nest_of(body)),
                 f"the body depends on {i} only through rows of regular arrays")
     return ("GENERATE-3", prepend(True, ir(nest_of(body))),
             f"the body's shape depends on {i}: its dimensions are irregular")
 
 
-def _uniform(x, i: IndexVar) -> bool:
+def uniform_in(x, i: IndexVar) -> bool:
     """Whether every mention of `i` in `x` is inside a row `a[e]` of an array `a` that does not
     mention `i` and whose rows all have one shape (so the shape of `x` is the same for all `i`)."""
     if i not in index_vars(x):
@@ -215,8 +222,8 @@ def _uniform(x, i: IndexVar) -> bool:
     if isinstance(x, (IndexVar, Read, Unknown, Label)):
         return False
     if isinstance(x, Generate):
-        return _uniform(x.size, i) and _uniform(x.body, i)
-    return all(_uniform(c, i) for c in _children(x))
+        return uniform_in(x.size, i) and uniform_in(x.body, i)
+    return all(uniform_in(c, i) for c in _children(x))
 
 
 def _nest_rule(s: Shape) -> tuple[str, Nest, str]:
@@ -264,8 +271,10 @@ def _applied_name(node: ast.Node) -> str | None:
     return None
 
 
-def rule_for(node: ast.Node, shape: Shape, let_bound: bool) -> tuple[str, Nest, str]:
-    """The rule that gives `node` its triple, the nest, and a note for the log."""
+def rule_for(node: ast.Node, shape: Shape, let_bound: bool,
+             deps: frozenset[IndexVar] | None = None) -> tuple[str, Nest, str]:
+    """The rule that gives `node` its triple, the nest, and a note for the log (`deps`: the
+    index variables the node's value may depend on, from the `shape` stage)."""
     rule, nest, note = _nest_rule(shape)
     name = _applied_name(node)
     if isinstance(node, (ast.Let, ast.Def, ast.GlobalLet)) or let_bound:
@@ -279,10 +288,13 @@ def rule_for(node: ast.Node, shape: Shape, let_bound: bool) -> tuple[str, Nest, 
     if isinstance(node, (ast.If,)) or name in ("cond", "select"):
         return "COND", nest, note if rule == "COND" else "equivalent branches: their shape"
     if (isinstance(node, ast.Loop) and isinstance(node.form, ast.While)) or name == "while":
-        irregular = isinstance(shape, Label) and shape.origin == node.id
-        return ("WHILE-IRR" if irregular else "WHILE-REG"), nest, (
-            "the body changes the state's shape: a fresh label" if irregular else
-            "the body keeps the state's shape")
+        if not (isinstance(shape, Label) and shape.origin == node.id):
+            return "WHILE-REG", nest, "the body keeps the state's shape"
+        if shape.narrowed:
+            return "WHILE-INDEP", nest, (
+                "the body changes the state's shape, but the condition and the shapes depend "
+                "on fewer maps than the loop: every point of those iterates alike")
+        return "WHILE-IRR", nest, "the body changes the state's shape: a fresh label"
     if isinstance(node, ast.Loop) or name in _FOLDS:
         return "FOLD", nest, note
     if name in _GENERATORS and isinstance(shape, Const):
@@ -292,9 +304,21 @@ def rule_for(node: ast.Node, shape: Shape, let_bound: bool) -> tuple[str, Nest, 
     return rule, nest, note
 
 
+def level_for(node_id: int, shape: Shape, shapes: Mapping[int, Shape]) -> int | None:
+    """The level `k` of a node: the lowest level of the index variables its shape mentions
+    (an array), or its value may depend on (a scalar: a size, a condition; the paper's
+    `c = xss[i][0] > 10` is dependent at level 0), componentwise for a tuple."""
+    deps = getattr(shapes, "deps", {}).get(node_id)
+    if not isinstance(shape, Function) and deps is not None:
+        levels = [v.level for v in deps]
+        return min(levels) if levels else None
+    return level_of(shape)
+
+
 def analyse(program: ast.Program, ctx: PassContext,
             shapes: Mapping[int, Shape]) -> dict[int, Regularity]:
     facts: dict[int, Regularity] = {}
+    value_deps = getattr(shapes, "deps", {})
     let_patterns: set[int] = set()
     for form in program.forms:
         for node in ast.walk(form):
@@ -305,8 +329,9 @@ def analyse(program: ast.Program, ctx: PassContext,
             shape = shapes.get(node.id)
             if shape is None:
                 continue
-            rule, nest, note = rule_for(node, shape, node.id in let_patterns)
-            facts[node.id] = result = triple(nest, level_of(shape))
+            rule, nest, note = rule_for(node, shape, node.id in let_patterns,
+                                        value_deps.get(node.id))
+            facts[node.id] = result = triple(nest, level_for(node.id, shape, shapes))
             if _logged(node, shape, rule):
                 ctx.log.record(rule, str(shape), str(result), node=node, note=note)
     return facts

@@ -24,15 +24,18 @@ from typing import Mapping
 from ..lang import ast
 from ..lang.builtins import BUILTINS
 from ..lang.types import Func, Type
+from ..lang.types import Tuple as TupleType
 from .pipeline import PassContext, PassOutput
 from .shape_rules import Simplifier, equivalent
 from .shape_terms import (FUNCTION, SCALAR, Cond, Const, Function, Generate, Index, IndexVar,
                           Label, Length, Project, Read, Scalar, Shape, Size, SizeLit, SizeOp,
-                          SizeVar, TupleShape, Unknown, Var, has_arrays, index_vars)
+                          SizeVar, TupleShape, Unknown, Var, has_arrays, index_vars, shape_type)
 
 __all__ = ["Shape", "Var", "Index", "Scalar", "SCALAR", "TupleShape", "Const", "Project",
            "Generate", "Cond", "Label", "Function", "IndexVar", "SizeVar", "SizeLit", "Length",
-           "SizeOp", "Read", "Unknown", "Info", "ShapePass", "SHAPE", "analyse"]
+           "SizeOp", "Read", "Unknown", "Info", "ShapeFacts", "value_vars", "uniform_vars",
+           "ShapePass", "SHAPE",
+           "analyse"]
 
 
 # ---------------------------------------------------------------- what is known of a value
@@ -92,12 +95,15 @@ class ShapeAnalysis:
         self.ctx = ctx
         self.types = ctx.types
         self.facts: dict[int, Shape] = {}
+        self.deps: dict[int, frozenset[IndexVar]] = {}    # what each node's value depends on
         self.labels = itertools.count(1)
         self.session_globals = set(ctx.env.schemes)
         self.program_defs = {f.name for f in program.forms if isinstance(f, ast.Def)}
         self.program_lets: dict[str, Info] = {}
         self.pending: list[Closure] = []
         self.applied: set[int] = set()
+        self.applications: list[tuple[Closure, tuple[Info, ...], int]] = []   # this form's
+        self.generalised: set[int] = set()
         self.active: list[str] = []                # names of the enclosing index variables
         self.env_stack: list[Mapping[str, Info]] = []   # the scopes being analysed
         self._free: dict[int, frozenset[str]] = {}
@@ -241,6 +247,7 @@ class ShapeAnalysis:
                 value = Info(value.shape, self.term(value), value.deps)
             env[pattern.name] = value
             self.facts.setdefault(pattern.id, value.shape)
+            self.deps.setdefault(pattern.id, uniform_vars(value))
             if log:
                 self.record("LET", pattern, value.shape, pattern,
                             "a let-bound name has its value's shape")
@@ -248,6 +255,7 @@ class ShapeAnalysis:
             self.facts.setdefault(pattern.id, value.shape)
         elif isinstance(pattern, ast.PTuple):
             self.facts.setdefault(pattern.id, value.shape)
+            self.deps.setdefault(pattern.id, uniform_vars(value))
             elems = annot.elems if isinstance(annot, ast.TTuple) else ()
             for k, sub in enumerate(pattern.elems):
                 self._bind(sub, self.project(value, k, pattern), env, log,
@@ -303,6 +311,7 @@ class ShapeAnalysis:
             env = dict(fn.env)
             for p, a in zip(fn.lam.params, given):
                 env = self.bind(p, a, env)
+            self.applications.append((fn, given[:count], depth))
             self.applied.add(fn.lam.id)
             out = self.expr(fn.lam.body, env, depth)
             rest = list(given[count:])
@@ -345,21 +354,176 @@ class ShapeAnalysis:
 
     # ------------------------------------------------------------------ forms
 
-    def run(self, program: ast.Program) -> dict[int, Shape]:
+    def run(self, program: ast.Program) -> "ShapeFacts":
         from .shape_exprs import analyse_form
         for form in program.forms:
             analyse_form(self, form)
+            self.generalise()
             while self.pending:
                 closure = self.pending.pop()
                 if closure.lam.id not in self.applied:
                     self.touch(Info(FUNCTION, None, frozenset(), closure), closure.depth)
-        return self.facts
+        return ShapeFacts(self.facts, self.deps)
 
     def expr(self, e: ast.Expr, env: Mapping[str, Info], depth: int) -> Info:
         from .shape_exprs import analyse_expr
         out = analyse_expr(self, e, env, depth)
         self.facts.setdefault(e.id, out.shape)
+        self.deps.setdefault(e.id, uniform_vars(out))
         return out
+
+    # ------------------------------------------------------------------ shared lambdas
+
+    def generalise(self) -> None:
+        """GENERALISE: a lambda applied in several contexts (a let-bound function called with
+        arguments of other shapes or values, at another depth, or made twice with other free
+        variables) has one set of node facts for all of them: its body is analysed again
+        with arguments (and free variables) that cover every application: a shape or value
+        kept where all agree, else a fresh label or unknown applied to the index variables of
+        all of them. Applications at different depths keep the first one's levels."""
+        while True:
+            by_lambda: dict[int, list] = {}
+            for app in self.applications:
+                by_lambda.setdefault(app[0].lam.id, []).append(app)
+            todo = [apps for lam, apps in by_lambda.items() if lam not in self.generalised
+                    and any(not _same_context(apps[0], other) for other in apps[1:])]
+            if not todo:
+                break
+            for apps in todo:
+                self._generalise(apps)
+        self.applications.clear()
+
+    def _generalise(self, apps: list) -> None:
+        fn, _, depth = apps[0]
+        lam = fn.lam
+        self.generalised.add(lam.id)
+        for node in [n for p in lam.params for n in ast.walk(p)] + list(ast.walk(lam.body)):
+            self.facts.pop(node.id, None)
+            self.deps.pop(node.id, None)
+        closures = list({id(a[0]): a[0] for a in apps}.values())
+        env = dict(fn.env)
+        params = {n for p in lam.params for n in ast.pattern_names(p)}
+        for name in self.free_names(lam.body) - params:
+            infos = [c.env.get(name) for c in closures]
+            if all(i is not None for i in infos):
+                env[name] = self._cover(infos, None, lam)
+        for k, p in enumerate(lam.params):
+            env = self.bind(p, self._cover([a[1][k] for a in apps], self.type_of(p), p), env)
+        self.record("GENERALISE", lam, "its applications", lam,
+                    f"applied in {len(apps)} contexts: one analysis that covers them all")
+        self.expr(lam.body, env, depth)
+
+    def _cover(self, infos: list[Info], type_: Type | None, node: ast.Node) -> Info:
+        """What is known of a value that is one of `infos` (a generic argument)."""
+        first = infos[0]
+        if all(i is first for i in infos):
+            return first
+        deps = frozenset().union(*(i.deps for i in infos))
+        if any(i.fn is not None for i in infos):
+            same = all(i.fn is first.fn for i in infos)
+            return first if same else Info(FUNCTION, None, deps, Opaque("?"))
+        if all(i.parts is not None and len(i.parts) == len(first.parts) for i in infos):
+            types = type_.elems if isinstance(type_, TupleType) else (None,) * len(first.parts)
+            parts = tuple(self._cover([i.parts[k] for i in infos], types[k], node)
+                          for k in range(len(first.parts)))
+            return self.info(TupleShape(tuple(p.shape for p in parts)), None, deps, parts=parts)
+        vars_ = frozenset().union(*(value_vars(i) | index_vars(i.shape) for i in infos))
+        if all(self.equivalent(i.shape, first.shape) for i in infos):
+            shape = first.shape
+        elif isinstance(first.shape, Scalar):
+            shape = SCALAR
+        else:
+            shape = self.fresh_label(vars_, type_ or shape_type(first.shape), node)
+        value = first.value if all(i.value == first.value for i in infos) else \
+            self.fresh_unknown(vars_)
+        return self.info(shape, value, deps | vars_)
+
+    # ------------------------------------------------------------------ trying again
+
+    def mark(self) -> tuple:
+        """A point to come back to (`rollback`): a loop body analysed with the wrong state is
+        analysed again, and only the facts of the second analysis are kept."""
+        return (len(self.ctx.log.steps), len(self.facts), len(self.deps), len(self.pending),
+                set(self.applied), len(self.applications))
+
+    def rollback(self, mark: tuple) -> None:
+        """Forget the facts, log steps and pending lambdas recorded since `mark` (facts are
+        only ever added, so the first `n` keys of each table are those of the mark)."""
+        steps, facts, deps, pending, applied, applications = mark
+        del self.ctx.log.steps[steps:]
+        del self.applications[applications:]
+        for table, keep in ((self.facts, facts), (self.deps, deps)):
+            for key in list(table)[keep:]:
+                del table[key]
+        del self.pending[pending:]
+        self.applied = set(applied)
+
+
+class ShapeFacts(dict):
+    """The facts of the `shape` stage: node id -> its `Shape`. `deps` gives, per expression and
+    pattern node, the index variables its shape (an array) or value (a scalar: a size, a
+    condition) may depend on (`uniform_vars`): the `regularity` stage's level."""
+
+    def __init__(self, shapes: Mapping[int, Shape] = (),
+                 deps: Mapping[int, frozenset[IndexVar]] | None = None):
+        super().__init__(shapes)
+        self.deps = dict(deps or {})
+
+
+def uniform_vars(info: Info) -> frozenset[IndexVar]:
+    """The index variables what `flatten` relies on being uniform may depend on: the shape of
+    an array, the value of a scalar (a size, a condition), componentwise for a tuple (all it
+    may depend on for a tuple whose parts are not known apart)."""
+    if info.fn is not None or isinstance(info.shape, Function):
+        return frozenset()
+    if info.parts is not None:
+        return frozenset().union(*(uniform_vars(p) for p in info.parts))
+    if isinstance(info.shape, Scalar):
+        return value_vars(info)
+    if _has_scalar_part(info.shape):
+        return info.deps | index_vars(info.shape)
+    return index_vars(info.shape)
+
+
+def _has_scalar_part(s: Shape) -> bool:
+    """Whether a value of shape `s` is a tuple with a scalar component (outside arrays)."""
+    if isinstance(s, TupleShape):
+        return any(isinstance(p, Scalar) or _has_scalar_part(p) for p in s.parts)
+    if isinstance(s, (Label, Cond, Project)):
+        t = shape_type(s)
+        return t is None or (isinstance(t, TupleType) and any(
+            not has_arrays(e) or isinstance(e, TupleType) for e in t.elems))
+    return False
+
+
+def value_vars(info: Info) -> frozenset[IndexVar]:
+    """The index variables the value of `info` may depend on: those its term mentions when it
+    has one (a term mentions every index variable its value depends on: unknowns are applied
+    to them), of its parts for a tuple built in view, else every one it may depend on."""
+    if info.parts is not None:
+        return frozenset().union(*(value_vars(p) for p in info.parts))
+    if info.value is not None:
+        return index_vars(info.value)
+    return info.deps | index_vars(info.shape)
+
+
+def _same_context(a: tuple, b: tuple) -> bool:
+    """Whether two applications of a lambda give its body the same facts: the same closure,
+    at the same depth, with arguments of the same shapes and values."""
+    (fa, args_a, depth_a), (fb, args_b, depth_b) = a, b
+    return fa is fb and depth_a == depth_b and len(args_a) == len(args_b) and all(
+        _same_info(x, y) for x, y in zip(args_a, args_b))
+
+
+def _same_info(x: Info, y: Info) -> bool:
+    if x is y:
+        return True
+    if x.fn is not None or y.fn is not None:
+        return x.fn is y.fn
+    if x.parts is not None or y.parts is not None:
+        return x.parts is not None and y.parts is not None and len(x.parts) == len(y.parts) \
+            and all(_same_info(p, q) for p, q in zip(x.parts, y.parts))
+    return equivalent(x.shape, y.shape) and x.value == y.value
 
 
 def _sorted(deps: frozenset[IndexVar]) -> tuple[IndexVar, ...]:
@@ -405,7 +569,7 @@ def _free_names(node: ast.Node, free) -> frozenset[str]:
     return out
 
 
-def analyse(program: ast.Program, ctx: PassContext) -> dict[int, Shape]:
+def analyse(program: ast.Program, ctx: PassContext) -> ShapeFacts:
     """The shape facts of a program (what `SHAPE.run` gives)."""
     return ShapeAnalysis(ctx, program).run(program)
 

@@ -250,23 +250,24 @@ def _loop(an, e: ast.Loop, env, depth) -> Info:
     deps = an.node_deps(e, env) | init.deps
     form = e.form
     outer: dict[str, Info] = {}
+    count = None                         # the number of iterations, as a size term
     if isinstance(form, ast.ForRange):
-        an.expr(form.bound, env, depth)
+        count = an.term(an.expr(form.bound, env, depth))
         outer[form.var] = an.info(SCALAR, an.fresh_unknown(deps))
     elif isinstance(form, ast.ForIn):
         array = an.expr(form.array, env, depth)
+        count = Length(array.shape)
         element = an.element(array, an.fresh_unknown(deps), e)
         outer = an.bind(form.pattern, element, {})
 
-    def body_of(state: Info) -> Info:
+    def body_of(state: Info) -> tuple[Info, Info | None]:
         inner = an.bind(e.pattern, state, dict(env))
         inner.update(outer)
-        if isinstance(form, ast.While):
-            an.expr(form.cond, inner, depth)
-        return an.expr(e.body, inner, depth)
+        cond = an.expr(form.cond, inner, depth) if isinstance(form, ast.While) else None
+        return an.expr(e.body, inner, depth), cond
 
     rule = "WHILE-SHAPE" if isinstance(form, ast.While) else "FOLD"
-    return iterate(an, init, deps, an.type_of(e), e, rule, body_of)
+    return iterate(an, init, deps, an.type_of(e), e, rule, body_of, count)
 
 
 def _update(an, e: ast.Update, env, depth) -> Info:

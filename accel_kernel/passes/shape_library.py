@@ -28,13 +28,14 @@ the call depends on):
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable
 
 from ..lang import ast
-from ..lang.types import BOOL, I64, Seq, Type
-from .shape import Info, ShapeAnalysis
+from ..lang.types import BOOL, I64, Seq, Tuple, Type
+from .shape import Info, ShapeAnalysis, value_vars
 from .shape_terms import (SCALAR, Cond, Index, IndexVar, Length, Scalar, Shape, Size, SizeLit,
-                          SizeOp, TupleShape, elem_type, has_arrays)
+                          SizeOp, TupleShape, elem_type, has_arrays, index_vars)
 
 _SCALAR_FUNCTIONS = {"min", "max", "abs", "sqrt", "exp", "log", "sin", "cos", "tan", "atan2",
                      "floor", "ceil", "round", "i32", "i64", "f32", "f64"}
@@ -287,26 +288,88 @@ def state_of(an: ShapeAnalysis, value: Info, deps) -> Info:
     return an.info(value.shape, an.fresh_unknown(deps | value.deps), deps | value.deps)
 
 
+def _generic_state(an: ShapeAnalysis, value: Info, type_: Type | None, deps,
+                   assumed: frozenset[IndexVar], node: ast.Node) -> Info:
+    """The state at some iteration of a loop whose body changes its shape: each array's
+    shape a fresh label and each scalar's value a fresh unknown, applied to the index
+    variables `assumed` (what the shapes and scalars of the state are assumed to depend
+    on); the data of the arrays may depend on everything the loop depends on."""
+    if value.fn is not None:
+        return value
+    if value.parts is not None:
+        types = type_.elems if isinstance(type_, Tuple) and \
+            len(type_.elems) == len(value.parts) else (None,) * len(value.parts)
+        parts = tuple(_generic_state(an, p, t, deps, assumed, node)
+                      for p, t in zip(value.parts, types))
+        return an.info(TupleShape(tuple(p.shape for p in parts)), None, deps | assumed,
+                       parts=parts)
+    if isinstance(value.shape, Scalar):
+        return Info(SCALAR, an.fresh_unknown(assumed), assumed)
+    label = an.fresh_label(assumed, type_, node)
+    return Info(label, an.fresh_unknown(deps | assumed), deps | assumed)
+
+
+def _varying(info: Info | None) -> frozenset[IndexVar]:
+    """What a state's shapes and scalars may depend on (its arrays' data excepted)."""
+    if info is None or info.fn is not None:
+        return frozenset()
+    if info.parts is not None:
+        return frozenset().union(*(_varying(p) for p in info.parts))
+    if isinstance(info.shape, Scalar):
+        return _really(info.value) if info.value is not None else info.deps
+    return _really(info.shape)
+
+
+def _really(x: Shape | Size) -> frozenset[IndexVar]:
+    """The index variables `x` depends on: those it mentions, except where every mention is
+    a row of an array whose rows all have one shape (`xss[i]` of an `[n][m]` parameter)."""
+    from .regularity import uniform_in
+    return frozenset(v for v in index_vars(x) if not uniform_in(x, v))
+
+
 def iterate(an: ShapeAnalysis, init: Info, deps, type_: Type | None, node: ast.Node,
-            rule: str, body_of: Callable[[Info], Info]) -> Info:
+            rule: str, body_of: Callable[[Info], tuple[Info, Info | None]],
+            count: Size | None = None) -> Info:
     """FOLD / WHILE-SHAPE: the state keeps the shape of `init` when one step of the body
-    maps that shape to an equivalent one; otherwise a fresh label."""
-    after = body_of(state_of(an, init, deps))
+    maps that shape to an equivalent one (by induction, every step does). Otherwise the body
+    is analysed again with a generic state (`_generic_state`), so that the facts of its nodes
+    hold at every iteration, and the loop's shape is a fresh label applied to the index
+    variables that the shapes and scalars of the state, the number of iterations (`count`;
+    a `while`'s condition, the second result of `body_of`) and so the final shape may depend
+    on: starting from those of `init`, grown until one step of the body adds none
+    (WHILE-INDEP: a `while` over shapes alone stays independent of the enclosing maps)."""
+    deps = deps | init.deps
+    mark = an.mark()
+    after, _ = body_of(state_of(an, init, deps))
     if an.equivalent(after.shape, init.shape):
-        return an.result(rule, init.shape, node, deps | init.deps,
-                         "the body keeps the shape of the state", parts=init.parts)
-    label = an.fresh_label(deps | init.deps, type_, node)
-    return an.result(rule, label, node, deps | init.deps,
+        final = state_of(an, init, deps)        # the values after the loop are unknown
+        return an.result(rule, init.shape, node, deps,
+                         "the body keeps the shape of the state", parts=final.parts)
+    changed = after.shape
+    assumed = _varying(init) | (index_vars(count) if count is not None else frozenset())
+    for _ in range(len(deps) + 2):
+        an.rollback(mark)
+        after, cond = body_of(_generic_state(an, init, type_, deps, assumed, node))
+        found = _varying(after) | _varying(cond)
+        if found <= assumed:
+            break
+        assumed = assumed | found
+    else:                               # not settled: everything the loop depends on
+        assumed = assumed | deps
+    label = replace(an.fresh_label(assumed, type_, node),
+                    narrowed=assumed < frozenset(v for v in deps if isinstance(v, IndexVar)))
+    return an.result(rule, label, node, deps,
                      f"the body changes the shape of the state ({init.shape} becomes "
-                     f"{after.shape}): a fresh label")
+                     f"{changed}): a fresh label, applied to what the state's shape and "
+                     f"the number of iterations depend on")
 
 
 def _while(an, args, rtype, node, depth) -> Info:
     p, f, x = args
 
-    def body_of(state: Info) -> Info:
-        an.apply(p, [state], BOOL, node, depth)
-        return an.apply(f, [state], rtype, node, depth)
+    def body_of(state: Info) -> tuple[Info, Info]:
+        cond = an.apply(p, [state], BOOL, node, depth)
+        return an.apply(f, [state], rtype, node, depth), cond
 
     return iterate(an, x, _deps(args), rtype, node, "WHILE-SHAPE", body_of)
 
@@ -316,7 +379,8 @@ def _reduce(an, args, rtype, node, depth) -> Info:
     deps = _deps(args)
     element = an.element(xs, an.fresh_unknown(deps), node)
     return iterate(an, ne, deps, rtype, node, "FOLD",
-                   lambda acc: an.apply(op, [acc, element], rtype, node, depth))
+                   lambda acc: (an.apply(op, [acc, element], rtype, node, depth), None),
+                   count=Length(xs.shape))
 
 
 def _fold_seq(an, args, rtype, node, depth) -> Info:
@@ -324,15 +388,30 @@ def _fold_seq(an, args, rtype, node, depth) -> Info:
     deps = _deps(args)
     element = an.unknown_info(rtype, deps, node)
     return iterate(an, ne, deps, rtype, node, "FOLD",
-                   lambda acc: an.apply(op, [acc, element], rtype, node, depth))
+                   lambda acc: (an.apply(op, [acc, element], rtype, node, depth), None),
+                   count=an.fresh_unknown(deps))
+
+
+def _combine(an, op: Info, acc: Info, element: Info, type_, deps, node, depth) -> bool:
+    """Whether `op acc element` keeps the accumulator's shape. When it does not, the
+    operator is analysed again with a generic accumulator (depending on everything the call
+    does), so that its facts hold at every step."""
+    mark = an.mark()
+    after = an.apply(op, [state_of(an, acc, deps), element], type_, node, depth)
+    if an.equivalent(after.shape, acc.shape):
+        return True
+    an.rollback(mark)
+    every = frozenset(deps) | acc.deps
+    an.apply(op, [_generic_state(an, acc, type_, every, every, node), element], type_, node,
+             depth)
+    return False
 
 
 def _scan(an, args, rtype, node, depth) -> Info:
     op, ne, xs = args
     deps = _deps(args)
     element = an.element(xs, an.fresh_unknown(deps), node)
-    after = an.apply(op, [state_of(an, ne, deps), element], elem_type(rtype), node, depth)
-    keep = an.equivalent(after.shape, ne.shape)
+    keep = _combine(an, op, ne, element, elem_type(rtype), deps, node, depth)
     shape = an.generate(Length(xs.shape), depth, lambda k: ne.shape if keep else
                         an.fresh_label(deps, elem_type(rtype), node, k))
     note = ("the operator keeps the accumulator's shape" if keep else
@@ -345,8 +424,7 @@ def _reduce_by_index(an, args, rtype, node, depth) -> Info:
     deps = _deps(args)
     row = an.element(dest, an.fresh_unknown(deps), node)
     element = an.element(vs, an.fresh_unknown(deps), node)
-    after = an.apply(op, [state_of(an, row, deps), element], elem_type(rtype), node, depth)
-    keep = an.equivalent(after.shape, row.shape)
+    keep = _combine(an, op, row, element, elem_type(rtype), deps, node, depth)
     shape = an.generate(Length(dest.shape), depth, lambda k: Index(dest.shape, k) if keep else
                         an.fresh_label(deps, elem_type(rtype), node, k))
     return an.result("FOLD", shape, node, deps,
@@ -365,13 +443,25 @@ def _cond(an, args, rtype, node, depth) -> Info:
 
 def _sequence(an, args, rtype, node, depth) -> Info:
     deps = _deps(args)
-    for a in args:
-        an.touch(a, depth + 1)
+    for a in args:          # `produce`, `mapSeq`, `zipWithSeq` call theirs once per element
+        if a.fn is not None:
+            an.generate(an.fresh_unknown(deps), depth,
+                        lambda k: _touch_at(an, a, deps | {k}, depth + 1).shape)
     if not has_arrays(rtype):
         return an.info(SCALAR, an.fresh_unknown(deps), deps)
     note = ("a sequence: its length and elements are only known at run time"
             if isinstance(rtype, Seq) else "the elements of a sequence, stacked")
     return an.result("FALLBACK", an.fresh_label(deps, rtype, node), node, deps, note)
+
+
+def _touch_at(an: ShapeAnalysis, f: Info, deps, depth: int) -> Info:
+    """`f` applied to unknown arguments that depend on `deps` (a point's index variable)."""
+    fn = f.fn
+    params = getattr(getattr(fn, "lam", None), "params", ())[len(getattr(fn, "args", ())):]
+    if not params or fn.lam.id in an.applied:
+        return f
+    args = [an.unknown_info(an.type_of(p), f.deps | deps, p) for p in params]
+    return an.apply(f, args, None, fn.lam, depth)
 
 
 _RULES: dict[str, Callable[..., Info]] = {

@@ -200,11 +200,14 @@ class Cond:
 
 @dataclass(frozen=True)
 class Label:
-    """A fresh unknown shape (FALLBACK); `origin` is the id of the node that made it."""
+    """A fresh unknown shape (FALLBACK); `origin` is the id of the node that made it;
+    `narrowed`: a loop's label applied to fewer index variables than the loop depends on
+    (the loop iterates alike at every point of those maps: WHILE-INDEP)."""
     label: int
     args: tuple[Size, ...] = ()
     type: Type | None = field(default=None, compare=False, repr=False)
     origin: int = field(default=0, compare=False, repr=False)
+    narrowed: bool = field(default=False, compare=False, repr=False)
 
     def __str__(self) -> str:
         return " ".join([f"ℓ{self.label}"] + [_atom(a) for a in self.args])
@@ -313,7 +316,7 @@ def rebuild(x, children: list):
     if isinstance(x, Unknown):
         return Unknown(x.label, tuple(children))
     if isinstance(x, Label):
-        return Label(x.label, tuple(children), x.type, x.origin)
+        return Label(x.label, tuple(children), x.type, x.origin, x.narrowed)
     if isinstance(x, Index):
         return Index(children[0], children[1])
     if isinstance(x, TupleShape):

@@ -55,13 +55,35 @@ def f (xss: [n][m]i64) =
 
 SECTION_4_3 = """
 def f (xss: [n][m]i64) =
-  let yss = generate (length xss) (\\i ->
-    let c = xss[i][0] > 0
-    let t = generate (length xss[i]) (\\j -> xss[i][j] + 1)
-    let e = generate (length xss[i]) (\\j -> xss[i][j] * 2)
+  let yss = generate (length xss) (\\sh ->
+    let c = xss[sh][0] > 10
+    let t = generate (length xss[sh]) (\\j -> xss[sh][j] + 1)
+    let e = generate (length xss[sh]) (\\j -> xss[sh][j] * 2)
     in BRANCH)
   in yss
 """
+
+
+def triples(text: str) -> list[tuple[str, str]]:
+    """(name, printed triple) of every binding of the program (defs, parameters, lets, lambda
+    parameters), in order."""
+    stage = stages_of(text)[-1]
+    regs = stage.facts["regularity"]
+    return [(node.name, str(regs[node.id])) for form in stage.program.forms
+            for node in ast.walk(form) if isinstance(node, (ast.Def, ast.PVar))]
+
+
+
+def test_acceptance_section_4_2_every_binding():
+    text = """
+def f (xss: [n][m]i64) =
+  let yss = generate (length xss) (\\i -> generate (length xss[i]) (\\j -> xss[i][j] + 1))
+  in yss
+"""
+    assert triples(text) == [
+        ("f", "⟨R>R>S, independent, ∞⟩"), ("xss", "⟨R>R>S, independent, ∞⟩"),
+        ("yss", "⟨R>R>S, independent, ∞⟩"), ("i", "⟨S, dependent, 0⟩"),
+        ("j", "⟨S, dependent, 1⟩")]
 
 
 @pytest.mark.parametrize("branch", ["cond c t e", "if c then t else e"])
@@ -72,7 +94,7 @@ def test_acceptance_section_4_3(branch):
     for name in ("t", "e"):
         r = regs[binding(stage, name).id]
         assert (r.nest, r.independent, r.level) == ("R>S", False, 0), name
-        assert str(shapes[binding(stage, name).id]) == "xss[i]"
+        assert str(shapes[binding(stage, name).id]) == "xss[sh]"
     cond_node = next(n for n in ast.walk(binding(stage, "f"))
                      if isinstance(n, ast.If) or (isinstance(n, ast.Apply)
                                                   and getattr(n.fn, "name", "") == "cond"))
@@ -81,6 +103,122 @@ def test_acceptance_section_4_3(branch):
     yss = regs[binding(stage, "yss").id]
     assert (yss.nest, yss.independent, yss.level) == ("R>R>S", True, None)
     assert equivalent(shapes[binding(stage, "yss").id], Var("xss"))
+    # the paper: `c` reads the row of the point, so it is dependent (⊥) at level 0
+    assert triples(text) == [
+        ("f", "⟨R>R>S, independent, ∞⟩"), ("xss", "⟨R>R>S, independent, ∞⟩"),
+        ("yss", "⟨R>R>S, independent, ∞⟩"), ("sh", "⟨S, dependent, 0⟩"),
+        ("c", "⟨S, dependent, 0⟩"), ("t", "⟨R>S, dependent, 0⟩"), ("j", "⟨S, dependent, 1⟩"),
+        ("e", "⟨R>S, dependent, 0⟩"), ("j", "⟨S, dependent, 1⟩")]
+
+
+# ---------------------------------------------------------------- one program per COND/WHILE rule
+
+def rules_of(text: str) -> list[str]:
+    return [s.rule for s in stages_of(text)[-1].steps]
+
+
+def test_cond_with_equal_branches_has_their_triple():
+    text = """
+def f (xss: [n][m]i64) =
+  let r = map (\\row -> let c = row[0] > 0 in if c then map (\\x -> x + 1) row else map (\\x -> x * 2) row) xss
+  in r
+"""
+    assert triples(text) == [
+        ("f", "⟨R>R>S, independent, ∞⟩"), ("xss", "⟨R>R>S, independent, ∞⟩"),
+        ("r", "⟨R>R>S, independent, ∞⟩"), ("row", "⟨R>S, dependent, 0⟩"),
+        ("c", "⟨S, dependent, 0⟩"), ("x", "⟨S, dependent, 0⟩"), ("x", "⟨S, dependent, 0⟩")]
+    assert "COND" in rules_of(text)
+
+
+def test_cond_with_different_branches_and_a_dependent_condition_is_irregular():
+    text = """
+def f (xss: [n][m]i64) (ys: []i64) =
+  let r = map (\\row -> let c = row[0] > 0 in if c then row else ys) xss
+  in r
+"""
+    assert triples(text) == [
+        ("f", "⟨R>Ir>S, independent, ∞⟩"), ("xss", "⟨R>R>S, independent, ∞⟩"),
+        ("ys", "⟨R>S, independent, ∞⟩"), ("r", "⟨R>Ir>S, independent, ∞⟩"),
+        ("row", "⟨R>S, dependent, 0⟩"), ("c", "⟨S, dependent, 0⟩")]
+    assert "COND" in rules_of(text) and "GENERATE-3" in rules_of(text)
+
+
+def test_cond_with_different_branches_and_an_independent_condition_stays_regular():
+    text = """
+def f (xss: [n][m]i64) (ys: []i64) (k: i64) =
+  let r = map (\\row -> let c = k > 0 in if c then row else ys) xss
+  in r
+"""
+    assert triples(text) == [
+        ("f", "⟨R>R>S, independent, ∞⟩"), ("xss", "⟨R>R>S, independent, ∞⟩"),
+        ("ys", "⟨R>S, independent, ∞⟩"), ("k", "⟨S, independent, ∞⟩"),
+        ("r", "⟨R>R>S, independent, ∞⟩"), ("row", "⟨R>S, dependent, 0⟩"),
+        ("c", "⟨S, independent, ∞⟩")]
+
+
+def test_while_reg_every_binding():
+    text = """
+def f (xss: [n][m]i64) =
+  let yss = map (\\row -> while (\\r -> r[0] < 100) (\\r -> map (\\x -> x * 2) r) row) xss
+  in yss
+"""
+    assert triples(text) == [
+        ("f", "⟨R>R>S, independent, ∞⟩"), ("xss", "⟨R>R>S, independent, ∞⟩"),
+        ("yss", "⟨R>R>S, independent, ∞⟩"), ("row", "⟨R>S, dependent, 0⟩"),
+        ("r", "⟨R>S, dependent, 0⟩"), ("r", "⟨R>S, dependent, 0⟩"), ("x", "⟨S, dependent, 0⟩")]
+    assert "WHILE-REG" in rules_of(text)
+
+
+def test_while_indep_every_binding():
+    """The condition reads only the state's length and every row starts with length m: all
+    points iterate alike, the state has one shape at every point (`r` independent)."""
+    text = """
+def f (xss: [n][m]i64) =
+  let yss = map (\\row -> while (\\r -> length r < 16) (\\r -> r ++ r) row) xss
+  in yss
+"""
+    assert triples(text) == [
+        ("f", "⟨R>R>S, independent, ∞⟩"), ("xss", "⟨R>R>S, independent, ∞⟩"),
+        ("yss", "⟨R>R>S, independent, ∞⟩"), ("row", "⟨R>S, dependent, 0⟩"),
+        ("r", "⟨R>S, independent, ∞⟩"), ("r", "⟨R>S, independent, ∞⟩")]
+    rules = rules_of(text)
+    assert "WHILE-INDEP" in rules and "WHILE-IRR" not in rules
+
+
+def test_while_irr_every_binding():
+    text = """
+def f (xss: [n][m]i64) =
+  let yss = map (\\row -> while (\\r -> r[0] < 100) (\\r -> r ++ r) row) xss
+  in yss
+"""
+    assert triples(text) == [
+        ("f", "⟨R>Ir>S, independent, ∞⟩"), ("xss", "⟨R>R>S, independent, ∞⟩"),
+        ("yss", "⟨R>Ir>S, independent, ∞⟩"), ("row", "⟨R>S, dependent, 0⟩"),
+        ("r", "⟨R>S, dependent, 0⟩"), ("r", "⟨R>S, dependent, 0⟩")]
+    assert "WHILE-IRR" in rules_of(text)
+
+
+def test_while_with_an_irregular_initial_state_is_not_indep():
+    """Rows of different lengths: the same condition on lengths iterates differently."""
+    text = """
+def f (xss: [][]i64) =
+  let yss = map (\\row -> while (\\r -> length r < 16) (\\r -> r ++ r) row) xss
+  in yss
+"""
+    assert dict(triples(text))["yss"] == "⟨R>Ir>S, independent, ∞⟩"
+    assert "WHILE-IRR" in rules_of(text)
+
+
+def test_tuple_state_loop_result_depends_on_the_point():
+    """Issue 18's wrong answer: the state after a loop with tuple state is not its initial
+    value, and depends on what the loop depends on."""
+    text = """
+def f (xs: []i64) =
+  let r = map (\\n -> let (m, c) = loop (m, c) = (n, 1) while m >= 10 do (m / 10, c + 1) in iota c) xs
+  in r
+"""
+    found = dict(triples(text))
+    assert found["c"] == "⟨S, dependent, 0⟩" and found["r"] == "⟨R>Ir>S, independent, ∞⟩"
 
 
 def test_acceptance_while_that_keeps_the_shape_stays_regular():
@@ -126,7 +264,9 @@ def f (xss: [n][m]i64) =
 """
     [(s1, r1), (s2, r2)], steps = facts_of(text, "sorted", "halved")
     assert str(s1) == "xss" and r1.nest == "R>R>S"
-    assert r2.nest == "R>Ir>S"
+    # the condition reads only the length of rows that all have length m: every row halves
+    # alike (WHILE-INDEP), so the result stays regular
+    assert r2.nest == "R>R>S" and "WHILE-INDEP" in [s.rule for s in steps]
 
 
 # ---------------------------------------------------------------- VAR
