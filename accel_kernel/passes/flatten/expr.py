@@ -366,9 +366,11 @@ class Expressions:
         elem = annot.elem
         if isinstance(elem, ast.TArray) and core.has_sizes(elem):
             leaf = leaves(v)[0]
-            if not isinstance(v, Leaf) or leaf.level is not None:
-                raise NotImplementedError("flatten: a `[n][m]` annotation inside a map is not "
+            if not isinstance(v, Leaf):
+                raise NotImplementedError("flatten: a `[n][m]` annotation of a tuple is not "
                                           "built yet")
+            if leaf.level is not None:
+                return self._check_rows_lifted(leaf, elem, env)
             x, env = self._check_rows(leaf.atom, elem, env)
             v = Leaf(x)
         return v, env
@@ -407,6 +409,43 @@ class Expressions:
         if inner is flat:
             return x, env
         return self.b.emit(Rebuild(self.offsets(x), inner), Segmented(inner.rep), "rows"), env
+
+    def _check_rows_lifted(self, v: Leaf, elem: ast.TArray, env: Env) -> tuple[Leaf, Env]:
+        """`[n][m]` inside a map: the rows of every point's array have that point's length
+        `m`. A new size name is bound per point (to the common row length of a regular block,
+        else to the point's longest row); every row is then compared with its point's `m`,
+        so a point with no rows meets any `m`. The value keeps its representation."""
+        if isinstance(elem.elem, ast.TArray) and core.has_sizes(elem.elem):
+            raise NotImplementedError("flatten: size annotations three arrays deep inside a "
+                                      "map are not built yet")
+        if elem.size is None:
+            return v, env
+        x, size = v.atom, elem.size
+        rows = self.values(x)                   # the rows of every point, one after another
+        new_name = isinstance(size, str) and not isinstance(self.lookup(env, size), Leaf)
+        if isinstance(rows.rep, Regular):
+            extent = self.inner_extent(rows)
+            if new_name:
+                return v, env.bind(size, Leaf(extent, over=v.level))
+            want = self.lookup(env, size) if isinstance(size, str) else Leaf(Const(size, "i64"))
+            count = self.to_level(self.lengths_of(v), v.level).atom
+            want = self.to_level(want, v.level).atom
+            ok = self.mapf("\\k w -> k == 0 || m == w", [count, want], "bool", "ok", m=extent)
+            self.b.check(Assert(ok, "SizeError", _expected(size, want, extent)))
+            return v, env
+        from ...ir.flat import SegReduce
+        lens = self.lengths(self.offsets(rows))
+        per_point = self.offsets(x)
+        if new_name:
+            m = self.b.emit(SegReduce(self.lam("\\a b -> max a b"), Const(0, "i64"),
+                                      per_point, lens), Regular("i64", 1), "m")
+            env = env.bind(size, Leaf(m, v.level))
+        want = self.lookup(env, size) if isinstance(size, str) else Leaf(Const(size, "i64"))
+        row_want = self.gather(self.to_level(want, v.level).atom,
+                               self.segment_ids(per_point))
+        ok = self.mapf("\\l w -> l == w", [lens, row_want], "bool", "ok")
+        self.b.check(Assert(ok, "SizeError", _expected(size, row_want, lens)))
+        return v, env
 
     def size_is(self, size: str | int, length: Leaf, env: Env) -> Env:
         """`length` must be `size`: a literal, a bound size name, or a new one (bound)."""
