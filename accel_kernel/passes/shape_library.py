@@ -11,7 +11,7 @@ the call depends on):
   `reverse xs = generate (length xs) (\\k -> xs[length xs - 1 - k])`, `sort`, `sort_by`,
   `rotate`: `generate (length xs) (\\k -> xs[ℓ k])` (a permutation),
   `xs ++ ys = generate (length xs + length ys) (\\k -> cond (k < length xs) xs[k] ys[k - length xs])`,
-  `interleave` alike, `transpose xss = generate (length xss[0]) (\\j -> generate (length xss) (\\i -> xss[i][j]))`,
+  `interleave` alike, `transpose xss = generate (min (length xss) 1 * length xss[0]) (\\j -> generate (length xss) (\\i -> xss[i][j]))`,
   `filter p xs = generate ℓ (\\k -> xs[ℓ' k])`, `partition` two of those,
   `flatten xss = generate ℓ (\\k -> xss[ℓ' k][ℓ'' k])`, `expand sz get xs = generate ℓ (\\k -> get xs[ℓ' k] (ℓ'' k))`,
   `scatter dest is vs = generate (length dest) (\\k -> cond (ℓ k) dest[k] vs[ℓ' k])`;
@@ -223,11 +223,13 @@ def _interleave(an, args, rtype, node, depth) -> Info:
 
 def _transpose(an, args, rtype, node, depth) -> Info:
     xss = args[0]
-    rows = Length(Index(xss.shape, SizeLit(0)))
+    # no rows: no columns either (`transpose []` is `[]`, whatever the rows would hold)
+    rows = SizeOp("*", (SizeOp("min", (Length(xss.shape), SizeLit(1))),
+                        Length(Index(xss.shape, SizeLit(0)))))
     shape = an.generate(rows, depth, lambda j: an.generate(
         Length(xss.shape), depth + 1, lambda i: Index(Index(xss.shape, i), j)))
     return an.result("GENERATE", shape, node, _deps(args),
-                     "transpose xss = generate (length xss[0]) "
+                     "transpose xss = generate (min (length xss) 1 * length xss[0]) "
                      "(\\j -> generate (length xss) (\\i -> xss[i][j]))")
 
 
