@@ -181,13 +181,13 @@ class Generator:
     def size(self, sc: Scope, d: int) -> Node:
         """A small count, usually >= 0, often computed per point of the enclosing maps: the
         sizes the flattener must not take as uniform."""
-        e = lambda: self.i64(sc, d - 1)
+        e = lambda: self.point(sc, d)
         m, c, s, t, i, v = (self.fresh(n) for n in "mcstiv")
         return self.pick([
             (2, lambda: int_lit(self.rng.randint(0, 5))),
             (3, lambda: node(I64, "(abs ", e(), " % 6)")),
-            (3, lambda: node(I64, f"(let ({m}, {c}) = loop ({m}, {c}) = (abs ", e(),
-                             f" % 1000, 1) while {m} >= 10 do ({m} / 10, {c} + 1) in {c})")),
+            (5, lambda: node(I64, f"(let ({m}, {c}) = loop ({m}, {c}) = (abs ", e(),
+                             f" * 37 % 1000, 1) while {m} >= 10 do ({m} / 10, {c} + 1) in {c})")),
             (2, lambda: node(I64, f"(loop ({s}, {t}) = (0, 1) for {i} < abs ", e(),
                              f" % 5 do ({t}, {s} + {t})).0")),
             (1, lambda: node(I64, f"((loop {c} = 1 while {c} * 3 <= abs ", e(),
@@ -200,6 +200,14 @@ class Generator:
             (1, lambda: node(I64, f"(while (\\{v} -> {v} < 4) (\\{v} -> {v} + 1) (abs ", e(),
                              " % 3))")),
         ])
+
+    def point(self, sc: Scope, d: int) -> Node:
+        """What a size is computed from: mostly a variable (inside a map, the point's own
+        value, so that sizes differ from point to point), else any integer."""
+        name = self.var(sc, I64)
+        if name is not None and self.chance(0.6):
+            return node(I64, name)
+        return self.i64(sc, d - 1)
 
     def scalar_loop(self, sc: Scope, d: int) -> Node:
         acc, i, x, c = (self.fresh(n) for n in ("acc", "i", "x", "c"))
@@ -340,7 +348,7 @@ class Generator:
         return self.pick([
             (2, lambda: node(ARR1, f"(map (\\{x} -> ", self.i64_hazard(inner, d), ") ",
                              self.empty_ish(sc, d), ")")),
-            (1, lambda: node(ARR1, f"(map (\\{x} -> length (iota ({x} - 200))) ",
+            (1, lambda: node(ARR1, f"(map (\\{x} -> length (iota ({x} % 7 - 200))) ",
                              self.empty_ish(sc, d), ")")),
             (1, lambda: node(ARR1, "(if ", self.false_guard(sc, d), " then ",
                              self.arr1_hazard(sc, d), " else ", self.arr1(sc, d - 1), ")")),
@@ -356,7 +364,7 @@ class Generator:
             return node(ARR1, name)
         if self.chance(0.25):
             return node(ARR1, self.rng.choice(["([] : []i64)", "(iota 0)"]))
-        return array_lit(ARR1, [int_lit(self.rng.randint(-3, 9))
+        return array_lit(ARR1, [int_lit(self.rng.choice([self.rng.randint(-3, 9), 10, 123]))
                                 for _ in range(self.rng.randint(1, 4))])
 
     def arr1(self, sc: Scope, d: int) -> Node:
@@ -375,8 +383,7 @@ class Generator:
         return self.pick([
             (3, lambda: self.arr1_leaf(sc)),
             (1, lambda: array_lit(ARR1, [e() for _ in range(r.randint(1, 3))])),
-            (3, lambda: node(ARR1, "(iota ", self.size(sc, d), ")")),
-            (1, lambda: node(ARR1, "(replicate ", self.size(sc, d), " ", e(), ")")),
+            (4, lambda: self.sized(sc, d - 1)),
             (2, lambda: self.range(sc, d)),
             (5, lambda: node(ARR1, f"(map (\\{x} -> ", self.i64(with_x, d - 1), ") ", a(), ")")),
             (2, lambda: node(ARR1, f"(map (\\{b} -> ", self.i64(with_b, d - 1), ") ",
@@ -417,6 +424,19 @@ class Generator:
             (2, lambda: node(ARR1, "(if ", self.bool(sc, d - 1), " then ", a(), " else ", a(),
                              ")")),
             (1, lambda: node(ARR1, f"({self.use_def('bump')} ", a(), " ", e(), ")")),
+        ])
+
+    def sized(self, sc: Scope, d: int) -> Node:
+        """An array whose length is a computed size (inside a map: one per point)."""
+        i = self.fresh("i")
+        return self.pick([
+            (3, lambda: node(ARR1, "(iota ", self.size(sc, d + 1), ")")),
+            (1, lambda: node(ARR1, "(replicate ", self.size(sc, d + 1), " ", self.i64(sc, d),
+                             ")")),
+            (1, lambda: node(ARR1, "(let lo = ", self.small(sc, d), " in [lo..<lo + ",
+                             self.size(sc, d + 1), "])")),
+            (1, lambda: node(ARR1, "(generate ", self.size(sc, d + 1), f" (\\{i} -> ",
+                             self.i64(sc + ((i, I64),), d), "))")),
         ])
 
     def range(self, sc: Scope, d: int) -> Node:
@@ -534,6 +554,9 @@ class Generator:
         options = [
             (3, lambda: self.arr2_leaf(sc)),
             (6, lambda: node(ARR2, f"(map (\\{x} -> ", self.arr1(with_x, d - 1), ") ", a(), ")")),
+            (4, lambda: node(ARR2, f"(map (\\{x} -> ", self.sized(with_x, d - 1), ") ", a(), ")")),
+            (2, lambda: node(ARR2, f"(map (\\{b} -> ", self.sized(with_b, d - 1), ") ", aa(),
+                             ")")),
             (3, lambda: node(ARR2, f"(map (\\{b} -> ", self.arr1(with_b, d - 1), ") ", aa(),
                              ")")),
             (2, lambda: node(ARR2, f"(map (\\{x} -> [", self.i64(with_x, d - 1), ", ",
