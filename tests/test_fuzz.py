@@ -144,6 +144,9 @@ def disagreements(target: str, count: int) -> list[str]:
     for index in range(count):
         text = generate(SEED, index).text
         got = RUNNER.run(text, ["interp", target])
+        if got["interp"].kind not in ("value", "error"):     # the reference itself failed
+            found.append(f"program {index} (interp):\n{text}{got['interp'].describe()}")
+            continue
         judged, cls = verdict(got["interp"], target, got[target])
         if judged in (DISAGREE, CRASH, TIMEOUT):
             found.append(f"program {index} ({cls}):\n{text}interp: {got['interp'].describe()}"

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import signal
 import sys
 import time
 from collections import Counter, defaultdict
@@ -45,6 +46,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="failing programs shrunk and written per failure class")
     parser.add_argument("--budget", type=int, default=200,
                         help="runs of a shrinking candidate per failing program")
+    parser.add_argument("--minutes", type=float, default=None,
+                        help="stop starting new programs after this long (then shrink)")
     parser.add_argument("--verbose", action="store_true", help="print every failure in full")
     return parser.parse_args(argv)
 
@@ -61,6 +64,12 @@ def expectation(reference: Outcome) -> str:
     return f"-- error: {reference.detail} at {reference.line}:{reference.col}"
 
 
+def usable(reference: Outcome) -> bool:
+    """An interp outcome the targets can be judged against: a value or a run-time error."""
+    return reference.kind == "value" or (reference.kind == "error"
+                                         and reference.detail not in COMPILE_TIME)
+
+
 class Fuzz:
     def __init__(self, args: argparse.Namespace):
         self.args = args
@@ -71,7 +80,8 @@ class Fuzz:
         self.failures: dict[str, list[tuple[int, Program]]] = defaultdict(list)
         self.type_errors: list[tuple[int, str]] = []
         self.reference_failures: list[tuple[int, str]] = []
-        self.written: dict[str, str] = {}                  # failure class -> file written
+        self.written: dict[str, str] = {}                  # file written -> its text
+        self.ran = 0                                       # programs run so far
 
     def say(self, text: str) -> None:
         print(text, flush=True)
@@ -79,7 +89,11 @@ class Fuzz:
     def run_all(self) -> None:
         args, started = self.args, time.perf_counter()
         for index in range(args.start, args.start + args.programs):
+            if args.minutes is not None and time.perf_counter() - started > args.minutes * 60:
+                self.say(f"time limit: stopped after {self.ran} programs")
+                break
             self.run_one(index, generate(args.seed, index))
+            self.ran += 1
             done = index - args.start + 1
             if done % 25 == 0 or done == args.programs:
                 failing = sum(self.counts[(t, v)] for t in self.targets for v in FAILURES)
@@ -94,10 +108,11 @@ class Fuzz:
             return
         outcomes = self.runner.run(text, ["interp", *self.targets])
         reference = outcomes["interp"]
-        if reference.kind not in ("value", "error") or reference.detail in COMPILE_TIME:
+        if not usable(reference):
             what = f"interp: {reference.describe()}"
-            (self.type_errors if reference.detail in COMPILE_TIME
-             else self.reference_failures).append((index, f"{what}\n{text}"))
+            rejected = reference.kind == "error"          # a compile-time error: the generator's
+            (self.type_errors if rejected else self.reference_failures).append(
+                (index, f"{what}\n{text}"))
             return
         for target in self.targets:
             judged, cls = verdict(reference, target, outcomes[target])
@@ -115,7 +130,7 @@ class Fuzz:
     def class_of(self, text: str, target: str) -> str:
         outcomes = self.runner.run(text, ["interp", target])
         reference = outcomes["interp"]
-        if reference.kind not in ("value", "error") or reference.detail in COMPILE_TIME:
+        if not usable(reference):
             return ""
         return verdict(reference, target, outcomes[target])[1]
 
@@ -142,7 +157,7 @@ class Fuzz:
             return
         outcomes = self.runner.run(text, ["interp", target])
         reference = outcomes["interp"]
-        if reference.kind not in ("value", "error") or "\n" in reference.detail:
+        if not usable(reference) or "\n" in reference.detail:
             return
         out.mkdir(parents=True, exist_ok=True)
         name = f"{slug(cls)}_s{self.args.seed}_{index}.accel"
@@ -157,7 +172,7 @@ class Fuzz:
         for judged in VERDICTS:
             lines.append(f"{judged:<16}" + "".join(f"{self.counts[(t, judged)]:>10}"
                                                  for t in self.targets))
-        lines.append(f"programs: {self.args.programs}, generator type errors: "
+        lines.append(f"programs: {self.ran}, generator type errors: "
                      f"{len(self.type_errors)}, interp failures: {len(self.reference_failures)}, "
                      f"worker restarts: {self.runner.restarts}")
         if self.failures:
@@ -182,9 +197,14 @@ class Fuzz:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    signal.signal(signal.SIGINT, signal.default_int_handler)   # also when started with `&`
     fuzz = Fuzz(args)
     try:
-        fuzz.run_all()
+        try:
+            fuzz.run_all()
+        except KeyboardInterrupt:          # a first ^C stops running programs, not shrinking
+            fuzz.say(f"interrupted after {fuzz.ran} programs: shrinking what was found")
+            fuzz.runner.reset()
         fuzz.shrink_all()
     except KeyboardInterrupt:
         fuzz.say("interrupted: the summary so far")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import multiprocessing
 import re
+import signal
 import threading
 from dataclasses import dataclass
 
@@ -137,7 +138,9 @@ class InProcess:
 
 
 def _serve(conn, timeout: float | None) -> None:
-    """The child process of `Worker`: answers ('run', text, targets) and ('check', text)."""
+    """The child process of `Worker`: answers ('run', text, targets) and ('check', text).
+    It ignores ^C, which is meant for the parent (it stops the run, then kills the child)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     runner = InProcess(timeout)
     while True:
         try:
@@ -183,6 +186,10 @@ class Worker:
             status = "died"
         self._kill()
         return status, None
+
+    def reset(self) -> None:
+        """Replace the child (after an interrupted request, whose answer may still come)."""
+        self._kill()
 
     def _kill(self) -> None:
         if self.process is not None:
