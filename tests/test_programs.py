@@ -17,7 +17,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 PROGRAMS_DIR = REPO / "tests" / "programs"
-PROGRAMS = sorted(PROGRAMS_DIR.glob("*.accel"))
+# The regressions found by `python -m tests.fuzz` (expectations from interp: their README.md)
+PROGRAMS = (sorted(PROGRAMS_DIR.glob("*.accel"))
+            + sorted(PROGRAMS_DIR.glob("regressions/*.accel")))
 
 # The error kinds of LANGUAGE.md §8 a program can raise (Interrupted needs a user).
 ERROR_KINDS = ("SyntaxError", "TypeError", "NameError", "IndexError", "DivisionByZero", "SizeError")
