@@ -48,6 +48,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="runs of a shrinking candidate per failing program")
     parser.add_argument("--minutes", type=float, default=None,
                         help="stop starting new programs after this long (then shrink)")
+    parser.add_argument("--check-facts", action="store_true",
+                        help="interp checks every shape and regularity fact on the data "
+                             "(a wrong fact is an interp failure, listed at the end)")
     parser.add_argument("--verbose", action="store_true", help="print every failure in full")
     return parser.parse_args(argv)
 
@@ -74,7 +77,7 @@ class Fuzz:
     def __init__(self, args: argparse.Namespace):
         self.args = args
         self.targets = [t for t in args.targets.split(",") if t and t != "interp"]
-        self.runner = Worker(timeout=args.timeout)
+        self.runner = Worker(timeout=args.timeout, check_facts=args.check_facts)
         self.counts: Counter = Counter()                   # (target, verdict) -> programs
         self.unbuilt: Counter = Counter()                  # (target, construct) -> programs
         self.failures: dict[str, list[tuple[int, Program]]] = defaultdict(list)

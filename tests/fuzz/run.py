@@ -105,8 +105,9 @@ def verdict(reference: Outcome, target: str, got: Outcome) -> tuple[str, str]:
 class InProcess:
     """One session per target in this process; a hang is stopped by the cancel token."""
 
-    def __init__(self, timeout: float | None = 60.0):
+    def __init__(self, timeout: float | None = 60.0, check_facts: bool = False):
         self.timeout = timeout
+        self.check_facts = check_facts     # interp verifies every regularity fact on the way
         self.sessions: dict = {}
 
     def run(self, text: str, targets: list[str]) -> dict[str, Outcome]:
@@ -115,7 +116,8 @@ class InProcess:
         for target in targets:
             session = self.sessions.get(target)
             if session is None:
-                session = self.sessions[target] = Session(target=target)
+                session = self.sessions[target] = Session(
+                    target=target, check_facts=self.check_facts and target == "interp")
             out[target] = outcome(session, text, self.timeout)
         return out
 
@@ -137,11 +139,11 @@ class InProcess:
         pass
 
 
-def _serve(conn, timeout: float | None) -> None:
+def _serve(conn, timeout: float | None, check_facts: bool = False) -> None:
     """The child process of `Worker`: answers ('run', text, targets) and ('check', text).
     It ignores ^C, which is meant for the parent (it stops the run, then kills the child)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    runner = InProcess(timeout)
+    runner = InProcess(timeout, check_facts)
     while True:
         try:
             request = conn.recv()
@@ -158,8 +160,8 @@ class Worker:
     (its targets' timeouts plus `grace`) is a timeout of every target it was running, and
     the child is replaced."""
 
-    def __init__(self, timeout: float = 60.0, grace: float = 30.0):
-        self.timeout, self.grace = timeout, grace
+    def __init__(self, timeout: float = 60.0, grace: float = 30.0, check_facts: bool = False):
+        self.timeout, self.grace, self.check_facts = timeout, grace, check_facts
         self.context = multiprocessing.get_context("spawn")
         self.process = None
         self.conn = None
@@ -167,7 +169,8 @@ class Worker:
 
     def _start(self) -> None:
         parent, child = self.context.Pipe()
-        self.process = self.context.Process(target=_serve, args=(child, self.timeout),
+        self.process = self.context.Process(target=_serve,
+                                            args=(child, self.timeout, self.check_facts),
                                             daemon=True)
         self.process.start()
         child.close()
