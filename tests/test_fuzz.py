@@ -25,13 +25,8 @@ from tests.fuzz.run import (AGREE_ERROR, AGREE_VALUE, CRASH, DISAGREE, TIMEOUT, 
 from tests.fuzz.shrink import measure, shrink  # noqa: E402
 
 SEED = 18                     # the stream the suite runs (issue 18)
-RUNNER = InProcess(timeout=120.0)
-
-# Still open when the generator was written (issue 18, items 2 and 3, fixed on other branches):
-# ragged results of `++`/`interleave`/`scatter` on regular inputs, errors hoisted out of maps
-# over empty arrays, tuple-state loops. Remove the marks once the targets agree.
-OPEN_BUGS = pytest.mark.xfail(reason="issue 18: the compiled targets do not yet agree with "
-                                     "interp on every generated program", strict=False)
+# interp checks every regularity fact on the way: a wrong fact fails the program as a crash
+RUNNER = InProcess(timeout=120.0, check_facts=True)
 
 
 def interp_outcome(text: str) -> Outcome:
@@ -154,13 +149,11 @@ def disagreements(target: str, count: int) -> list[str]:
     return found
 
 
-@OPEN_BUGS
 def test_numpy_agrees_with_interp_on_generated_programs():
     found = disagreements("numpy", 150)
     assert not found, f"{len(found)} of 150 programs:\n\n" + "\n\n".join(found[:5])
 
 
-@OPEN_BUGS
 def test_cpu_agrees_with_interp_on_generated_programs():
     found = disagreements("cpu", 20)
     assert not found, f"{len(found)} of 20 programs:\n\n" + "\n\n".join(found[:5])
