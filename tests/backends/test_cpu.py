@@ -135,6 +135,23 @@ def test_a_kernel_that_writes_nothing_has_no_empty_block():
     assert Session(target="cpu").execute(text).text == "[5, 4, 3]"
 
 
+def test_a_filter_kernel_whose_kept_values_are_only_reduced_has_no_counting_pass():
+    """Values made before the filter are written at every element (as a map's); with no
+    value written at the kept positions, neither the kernel nor its host has a counting
+    pass or `starts` (the host once called a `_count` function the body never wrote)."""
+    text = ("let xs = [3, 1, 4]\n"
+            "(reduce (+) 0 (let (a, _) = partition (\\x -> true) xs in a)) * "
+            "(let (p, q) = (2, [0 | x <- xs, let y = 0]) in p + length q)")
+    module = module_of(text)
+    filters = [k for k in module.kernels.values() if k.kind == "filter"]
+    assert filters
+    for kernel in filters:
+        host = python_ast.unparse(function(module.source, kernel.name + "_host"))
+        if f"def {kernel.name}_count" not in module.source:
+            assert "_count(" not in host and "starts" not in host
+    assert Session(target="cpu").execute(text).text == "40"
+
+
 def test_a_block_reshaped_twice_in_one_kernel_keeps_its_inner_axes():
     text = "map (\\x -> map (\\y -> [x, y]) [10, 20]) [1, 2, 3]"
     assert Session(target="cpu").execute(text).text == \
