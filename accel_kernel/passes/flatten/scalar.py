@@ -426,7 +426,8 @@ class ScalarCode:
         if fun.kind == "closure" and not fun.args and len(fun.lam.params) == arity:
             builder = _Body(self, fun.lam.body)
             inner = Env(self._locals_scope(fun.scope, fun.lam.params))
-            if self.classify(fun.lam.body, inner) != "pure":
+            if self.classify(fun.lam.body, inner) != "pure" or _checked_read(fun.lam.body):
+                # (a zip's length check would run even where the operator never does)
                 raise NotImplementedError(f"flatten: the function passed to `{what}` is not "
                                           "scalar code, which is not built yet")
             body = builder.expr(fun.lam.body, inner, root=False)
