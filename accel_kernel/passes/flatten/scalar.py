@@ -673,7 +673,7 @@ class _Body:
         if len(bases) > 1:
             def check() -> None:
                 with self.fl.b.at_node(what):
-                    self.fl.same_lengths(bases, what, env, "zip" if kind == "zip" else "map")
+                    self.fl.same_lengths(bases, what, env, what.fn.name)
             if self.checks is None:
                 check()
             else:
