@@ -177,8 +177,8 @@ class ScalarCode:
     def _classify_local_array(self, e: ast.Let, env: Env) -> str | None:
         """`let a = <array read element by element> in <scalar code>`."""
         if not isinstance(e.pattern, ast.PVar) or core.has_sizes(e.pattern.annot) \
-                or _checked_read(e.value) or not self.inner_array(e.value, env):
-            return None           # (a size annotation, the lengths of a zip: checks to make)
+                or not self.inner_array(e.value, env):
+            return None                      # (a size annotation is a check to make)
         inner = Env({**env.scope, e.pattern.name: LocalArray(e.value, env)}, env.level,
                     env.trusted, env.floor)
         # no operands: an operand is flattened on its own and cannot read the local array
@@ -477,6 +477,7 @@ class _Body:
         self.root_binders = {n.name for n in ast.walk(root) if isinstance(n, ast.PVar)}
         self.reserved: set[str] = set()     # free arrays' names (SEQ-INNER)
         self.checks: list | None = None     # length checks left to `emit_scalar` (None: now)
+        self.checked: set[int] = set()      # the zips and maps whose check is made
 
     def free_reps(self) -> dict:
         return {name: leaf.atom.rep for name, leaf in self.free.items()
@@ -542,6 +543,7 @@ class _Body:
             return ast.TupleLit(tuple(self.expr(p, env, root) for p in e.elems),
                                 span=e.span, id=e.id)
         if isinstance(e, ast.Let) and not is_scalar_type(fl.type_of(e.value)):
+            self.base(e.value, env)          # its lengths are checked even if it is not read
             inner = Env({**env.scope, e.pattern.name: LocalArray(e.value, env)}, env.level,
                         env.trusted, env.floor)
             return self.expr(e.body, inner, root)
@@ -670,7 +672,9 @@ class _Body:
             return what
         arrays = what.args if kind == "zip" else what.args[1:]
         bases = [self.base(a, env) for a in arrays]
-        if len(bases) > 1:
+        if len(bases) > 1 and id(what) not in self.checked:
+            self.checked.add(id(what))
+
             def check() -> None:
                 with self.fl.b.at_node(what):
                     self.fl.same_lengths(bases, what, env, what.fn.name)
