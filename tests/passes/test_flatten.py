@@ -334,6 +334,25 @@ def test_moved_code_that_may_fail_is_guarded_by_the_point_count():
     assert call_def(text, "f", [1, 2], 3) == ("[4, 5]",) * 2
 
 
+def test_seq_inner_length_checks_are_guarded_and_stay_with_their_branch():
+    """SEQ-INNER (the cpu flattening; the flat program run here with numpy) checks the
+    lengths map2 reads once, outside the map: under the GUARD on the point count, and not
+    at all for a read in a branch (there it is not scalar code)."""
+    text = ("def f (js: []i64) (xs: []i64) (ys: []i64) = "
+            "map (\\j -> reduce (\\p q -> p + q * j) 0 (map2 (\\a b -> a * b) xs ys)) js\n"
+            "def g (js: []i64) (xs: []i64) (ys: []i64) = "
+            "map (\\j -> if j > 5 then length (zip xs ys) else j) js")
+    stage = flatten(text)
+    assert any(step.rule == "SEQ-INNER" for step in stage.steps)
+    body = form(stage, "f").body
+    assert not any(isinstance(s.op, F.Assert) for s in body.stmts)
+    guard = next(s for s in body.stmts if isinstance(s.op, F.If))
+    assert any(isinstance(s.op, F.Assert) for s in guard.op.then.stmts)
+    assert call_def(text, "f", [], [1, 2, 3], [1, 2]) == ("[]",) * 2
+    assert call_def(text, "f", [1, 2], [1, 2, 3], [1, 2, 3]) == ("[14, 28]",) * 2
+    assert call_def(text, "g", [1, 2], [1, 2, 3], [1, 2]) == ("[1, 2]",) * 2
+
+
 def test_moved_code_runs_only_on_the_outer_points_that_reach_it():
     text = ("def f (xss: [][]i64) (xs: []i64) = "
             "map (\\x -> map (\\y -> xss[x]) (filter (\\z -> z > x) xs)) xs")

@@ -294,7 +294,7 @@ class _KernelWriter:
         lines.append("@njit(parallel=True, cache=True)")
         out_params = [f"out_{python_name(t.name)}" for t in outputs
                       if not (kind in ("redomap", "filter") and _is_scalar_result(t, reductions))]
-        extra = ["starts"] if kind == "filter" and len(out_params) else []
+        extra = ["starts"] if kind == "filter" and self.compacted(outputs, reductions) else []
         sizes = ["n", "chunks"] + (["width"] if kind == "rows" else [])
         lines.append(f"def {self.name}({', '.join(sizes)}, "
                      f"{', '.join(params + out_params + extra + ['err'])}):")
@@ -331,7 +331,7 @@ class _KernelWriter:
         checks = self.length_checks(aligned) if kind in ("map", "redomap", "scan",
                                                            "filter") else []
         lines += checks
-        if kind == "filter" and any(not _is_scalar_result(t, reductions) for t in outputs):
+        if kind == "filter" and self.compacted(outputs, reductions):
             if checks:
                 lines += ["    if err[0]:", "        return None, err"]
             lines += self.host_filter(args, outputs, reductions)
@@ -355,6 +355,15 @@ class _KernelWriter:
             lines += ["    if err[0]:",
                       f"        return ({', '.join(unwritten)}{',' if len(unwritten) == 1 else ''}), err"]
         return lines + _call_and_return(call, outputs, scalars)
+
+    def compacted(self, outputs: list[F.FVar], reductions: list[F.Stmt]) -> list[F.FVar]:
+        """A filter kernel's outputs written at the kept elements' positions (made after its
+        filters): only with some does the kernel have a counting pass and `starts`; values
+        made before the filters are written at every element, as a map's are."""
+        before, _ = _split_at_filter(self.body)
+        made_before = {t.name for s in before for t in s.targets}
+        return [t for t in outputs if not _is_scalar_result(t, reductions)
+                and t.name not in made_before]
 
     def host_filter(self, args: list[str], outputs: list[F.FVar],
                     reductions: list[F.Stmt]) -> list[str]:
@@ -754,8 +763,7 @@ class _Body:
         before, after = _split_at_filter(self.k.body)
         made_before = {t.name for s in before for t in s.targets}
         full = [t for t in outputs if t.name in made_before]          # over all elements
-        compacted = [t for t in outputs if not _is_scalar_result(t, reductions)
-                     and t.name not in made_before]
+        compacted = self.k.compacted(outputs, reductions)
         ops = {s.id: self.operator(s) for s in reductions}
         accs = [python_name(s.targets[0].name) for s in reductions]
         over_all = {s.id for s in reductions if s in before}

@@ -36,7 +36,7 @@ from ...ir.flat import (OFFSETS, Atom, Block, Const, Copy, Filter, FVar, If, Lib
                         Loop, MakeTuple, Rebuild, Regular, Rep, Replicate, ScalarRep, Segmented,
                         TupleRep, WriteRows)
 from ...lang import ast
-from ..shape_terms import Label
+from ..shape_terms import Generate, Label
 from .context import Env, FunVal, Leaf, Level, leaves, map_leaves
 from .reps import as_irregular, generalise, row_rep
 
@@ -262,6 +262,17 @@ class ControlRules:
 
     def _keeps_shape(self, node: ast.Node) -> bool:
         shape = self.fact("shape", node)
+        return shape is not None and not (isinstance(shape, Label) and shape.origin == node.id)
+
+    def _steps_keep_shape(self, node: ast.Node, elements: bool = False) -> bool:
+        """Whether the operator of the `reduce` (`scan`: `elements`) `node` keeps the
+        accumulator's shape (FOLD): the node's shape fact (a scan's elements') is not a
+        label the node made. Only then may the state of its sequential loop inside a map be
+        a regular block: otherwise the points' accumulators differ in length once some
+        points have run out of elements while others go on."""
+        shape = self.fact("shape", node)
+        if elements and isinstance(shape, Generate):
+            shape = shape.body
         return shape is not None and not (isinstance(shape, Label) and shape.origin == node.id)
 
     def _param_reps(self, init: Any, level: Level | None, trusted: bool) -> list[Rep]:

@@ -391,7 +391,8 @@ class LibraryRules(OperatorRules):
         with self.b.rule(self._rule(env, "REDUCE-SEQUENTIAL").replace("-REGULAR", "").replace(
                 "-IRREGULAR", ""), node, "the operator works on arrays: a loop over the "
                 "elements"):
-            return self.for_loop(ne, n, body, node, env)
+            return self.for_loop(ne, n, body, node, env,
+                                 env.trusted and self._steps_keep_shape(node))
 
     # ------------------------------------------------------------------ histograms
     def _rows_of_elements(self, ix: FVar) -> FVar:
@@ -478,7 +479,8 @@ class LibraryRules(OperatorRules):
             empty = map_leaves(empty, lambda leaf: self.coerce(leaf, as_irregular(leaf.rep))
                                if row_rep(leaf.rep) != ScalarRep(scalar_elem(leaf.rep))
                                else leaf)
-            return self.for_loop(TupleVal((ne, empty)), n, body, node, env).parts[1]
+            return self.for_loop(TupleVal((ne, empty)), n, body, node, env,
+                                 env.trusted and self._steps_keep_shape(node, True)).parts[1]
 
     # ------------------------------------------------------------------ filters
     def keep_mask(self, p: Any, xs: Any, node: ast.Node, env: Env) -> Leaf:

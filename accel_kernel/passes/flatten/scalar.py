@@ -124,12 +124,14 @@ class ScalarCode:
             if e.op == "++":
                 return None
             left, right = self.classify(e.left, env), self.classify(e.right, env)
-            if e.op in ("&&", "||") and right != "pure":
+            if e.op in ("&&", "||") and (right != "pure" or _checked_read(e.right)):
                 return None
             return worst(left, right)
         if isinstance(e, ast.UnOp):
             return self.classify(e.operand, env)
         if isinstance(e, ast.If):
+            if _checked_read(e.then) or _checked_read(e.else_):
+                return None                  # a length check only where the branch is taken
             if self.classify(e.then, env) == "pure" and self.classify(e.else_, env) == "pure":
                 return worst(self.classify(e.cond, env), "pure")
             return None
@@ -160,7 +162,7 @@ class ScalarCode:
             return None
         names = [e.pattern] + ([ast.PVar(form.var)] if isinstance(form, ast.ForRange) else [])
         inner = self._locals(env, names)
-        if self.classify(e.body, inner) != "pure":
+        if self.classify(e.body, inner) != "pure" or _checked_read(e.body):
             return None
         if isinstance(form, ast.While):
             if self.classify(form.cond, inner) != "pure":
@@ -231,7 +233,8 @@ class ScalarCode:
         if closure is None or len(closure.lam.params) != 2:
             return False
         inner = Env(self._locals_scope(closure.scope, closure.lam.params))
-        return self.classify(closure.lam.body, inner) == "pure"
+        return self.classify(closure.lam.body, inner) == "pure" \
+            and not _checked_read(closure.lam.body)
 
     def unlifted_arrays(self, e: ast.Expr, env: Env, seen: set[int]) -> set[str]:
         """The names of the unlifted arrays `e` may read element by element (SEQ-INNER):
@@ -312,28 +315,38 @@ class ScalarCode:
         """Flatten scalar code `e` (classified "pure" or "scalar") into one operation."""
         builder = _Body(self, e)
         builder.reserved = self.unlifted_arrays(e, env, set())
+        builder.checks = []
         body = builder.expr(e, env, root=True)
         return self.emit_scalar(body, builder, self.type_of(e) or builder.infer(body), env, e)
 
     def emit_scalar(self, body: ast.Expr, builder: "_Body", t: T.Type | None, env: Env,
                     node: ast.Node) -> Any:
-        trivial = self._trivial(body, builder)
+        # the lengths SEQ-INNER's zips and maps need, checked once outside the map: code
+        # that may fail like a partial operator, run with the function (GUARD)
+        checks = builder.checks or []
+        trivial = None if checks else self._trivial(body, builder)
         if trivial is not None:
             return trivial
+        may_fail = builder.partial or bool(checks)
         params = list(builder.params.items())
         levels = [leaf.level for _, leaf in params]
         home = self._deepest(levels, env)
         overs = [leaf.over for leaf in builder.free.values() if leaf.over is not None]
-        if builder.partial and overs:      # may fail: only where its points exist
+        if may_fail and overs:      # may fail: only where its points exist
             home = self._deepest(levels + overs, env)
-        if builder.partial and env.floor is not None and home is not None \
+        if may_fail and env.floor is not None and home is not None \
                 and home.depth < env.floor.depth:       # on the branch's points only
             home = position(env.floor, env.level)
-        if builder.partial and env.level is not None and home is not env.level:
+
+        def emit(at: Level | None) -> Any:
+            for check in checks:
+                check()
+            return self._emit_at(at, body, builder, t, env, node, overs)
+
+        if may_fail and env.level is not None and (home is not env.level or checks):
             # may fail and is moved out of the innermost map: only if it has a point (GUARD)
-            return self.guarded(lambda at: self._emit_at(at.level, body, builder, t, env,
-                                                         node, overs), env, env.at(home), node)
-        return self._emit_at(home, body, builder, t, env, node, overs)
+            return self.guarded(lambda at: emit(at.level), env, env.at(home), node)
+        return emit(home)
 
     def _emit_at(self, home: Level | None, body: ast.Expr, builder: "_Body",
                  t: T.Type | None, env: Env, node: ast.Node, overs: list[Level]) -> Any:
@@ -413,7 +426,8 @@ class ScalarCode:
         if fun.kind == "closure" and not fun.args and len(fun.lam.params) == arity:
             builder = _Body(self, fun.lam.body)
             inner = Env(self._locals_scope(fun.scope, fun.lam.params))
-            if self.classify(fun.lam.body, inner) != "pure":
+            if self.classify(fun.lam.body, inner) != "pure" or _checked_read(fun.lam.body):
+                # (a zip's length check would run even where the operator never does)
                 raise NotImplementedError(f"flatten: the function passed to `{what}` is not "
                                           "scalar code, which is not built yet")
             body = builder.expr(fun.lam.body, inner, root=False)
@@ -429,6 +443,19 @@ def _unlifted_vector(v: Any) -> bool:
         return bool(v.parts) and all(_unlifted_vector(p) for p in v.parts)
     return isinstance(v, Leaf) and v.level is None and isinstance(v.atom, FVar) \
         and isinstance(v.rep, Regular) and v.rep.rank == 1
+
+
+def _checked_read(e: ast.Expr) -> bool:
+    """Whether `e` applies a `zip` or `map` to several arrays: read element by element
+    (SEQ-INNER), their lengths are checked once outside the scalar function, so such a read
+    must not be where only some evaluations reach it (a branch, a loop body, the right of
+    `&&`): there it is not scalar code, and the check stays with its branch."""
+    for n in ast.walk(e):
+        if isinstance(n, ast.Apply) and isinstance(n.fn, ast.Var) \
+                and (ZIPS.get(n.fn.name, 0) >= 2 and len(n.args) >= 2
+                     or MAPS.get(n.fn.name, 0) >= 2 and len(n.args) >= 3):
+            return True
+    return False
 
 
 def _rep_of(t: T.Type | None, level: Level | None):
@@ -449,6 +476,8 @@ class _Body:
         self.partial = False
         self.root_binders = {n.name for n in ast.walk(root) if isinstance(n, ast.PVar)}
         self.reserved: set[str] = set()     # free arrays' names (SEQ-INNER)
+        self.checks: list | None = None     # length checks left to `emit_scalar` (None: now)
+        self.checked: set[int] = set()      # the zips and maps whose check is made
 
     def free_reps(self) -> dict:
         return {name: leaf.atom.rep for name, leaf in self.free.items()
@@ -514,6 +543,7 @@ class _Body:
             return ast.TupleLit(tuple(self.expr(p, env, root) for p in e.elems),
                                 span=e.span, id=e.id)
         if isinstance(e, ast.Let) and not is_scalar_type(fl.type_of(e.value)):
+            self.base(e.value, env)          # its lengths are checked even if it is not read
             inner = Env({**env.scope, e.pattern.name: LocalArray(e.value, env)}, env.level,
                         env.trusted, env.floor)
             return self.expr(e.body, inner, root)
@@ -642,9 +672,16 @@ class _Body:
             return what
         arrays = what.args if kind == "zip" else what.args[1:]
         bases = [self.base(a, env) for a in arrays]
-        if len(bases) > 1:
-            with self.fl.b.at_node(what):
-                self.fl.same_lengths(bases, what, env, "zip" if kind == "zip" else "map")
+        if len(bases) > 1 and id(what) not in self.checked:
+            self.checked.add(id(what))
+
+            def check() -> None:
+                with self.fl.b.at_node(what):
+                    self.fl.same_lengths(bases, what, env, what.fn.name)
+            if self.checks is None:
+                check()
+            else:
+                self.checks.append(check)
         return bases[0]
 
     def infer(self, body: ast.Expr) -> T.Type | None:
