@@ -433,15 +433,7 @@ class LibraryRules(OperatorRules):
                 dest = self._segmented(dest)
             x = leaves(dest)[0].atom
             rows, flat_is = self._rows_of_elements(is_.atom), self.values(is_.atom)
-            if regular:
-                target = self.mapf("\\r i -> if 0 <= i && i < m then r * m + i else -1",
-                                   [rows, flat_is], "i64", "at", m=self.inner_extent(x))
-            else:
-                offs = self.offsets(x)
-                start = self.gather(offs, rows, "start")
-                lens = self.gather(self.lengths(offs), rows, "len")
-                target = self.mapf("\\s l i -> if 0 <= i && i < l then s + i else -1",
-                                   [start, lens, flat_is], "i64", "at")
+            target = self.row_targets(x, rows, flat_is)
             d_vals = self._array_arg(map_leaves(dest, lambda leaf: Leaf(self.values(leaf.atom))))
             v_vals = self._array_arg(map_leaves(vs, lambda leaf: Leaf(self.values(leaf.atom))))
             # the neutral element is not used by reduce_by_index (the destination's values

@@ -254,6 +254,18 @@ class WholeArrayRules:
         return map_leaves(xs, lambda leaf: Leaf(self._library0(
             "transpose", node, [leaf.atom], _regular_of(leaf.rep))))
 
+    def row_targets(self, x: FVar, rows: FVar, flat_is: FVar) -> FVar:
+        """Where index `flat_is[k]` of row `rows[k]` of `x` lies in `x`'s flat values, or -1
+        (dropped by scatter and reduce_by_index) when it is outside that row."""
+        if isinstance(x.rep, Regular):
+            return self.mapf("\\r i -> if 0 <= i && i < m then r * m + i else -1",
+                             [rows, flat_is], "i64", "at", m=self.inner_extent(x))
+        offs = self.offsets(x)
+        start = self.gather(offs, rows, "start")
+        lens = self.gather(self.lengths(offs), rows, "len")
+        return self.mapf("\\s l i -> if 0 <= i && i < l then s + i else -1",
+                         [start, lens, flat_is], "i64", "at")
+
     def lib_interleave(self, args, node, env):
         a, b = [self._home(x, env) for x in args]
         if env.level is not None:
@@ -318,16 +330,7 @@ class WholeArrayRules:
                 rule, note = "LIFT-SCATTER-SEGMENTED", "irregular rows: targets at the " \
                     "segment start + i, one flat scatter"
             with self.b.rule(rule, node, note):
-                if isinstance(x.rep, Regular):
-                    m = self.inner_extent(x)
-                    target = self.mapf("\\r i -> if 0 <= i && i < m then r * m + i else -1",
-                                       [rows, flat_is], "i64", "at", m=m)
-                else:
-                    offs = self.offsets(x)
-                    start = self.gather(offs, rows, "start")
-                    lens = self.gather(self.lengths(offs), rows, "len")
-                    target = self.mapf("\\s l i -> if 0 <= i && i < l then s + i else -1",
-                                       [start, lens, flat_is], "i64", "at")
+                target = self.row_targets(x, rows, flat_is)
                 vals, new_vals = self.values(x), self.values(v.atom)
                 if not isinstance(row_rep(vals.rep), ScalarRep):    # the elements are rows
                     rep = self._joined_rep([vals.rep, new_vals.rep], node, env)
