@@ -62,6 +62,11 @@ EXCEPTIONS: dict[str, tuple[float, str]] = {
     "while_indep_double": (10, "the state grows by `++`: segments rebuilt every iteration "
                            "(8.2x at 400 rows)"),
     "while_indep_halve": (8, "the same, shrinking"),
+    "seq_inner_length_check_unreached": (5, "tiny program where most code is not reached: "
+                                         "its guards and partitions"),
+    "sequential_fold_growing_accumulator_in_map": (14, "a fold whose irregular state is merged "
+                                                   "back every step (10.3x at a few hundred "
+                                                   "points)"),
     "while_irr_values": (10, "the same, with per-row iteration counts (9.3x at 600 rows)"),
 }
 # maps over empty arrays, branches no point takes, loops no point enters: the interpreter
