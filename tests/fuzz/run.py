@@ -158,16 +158,22 @@ def _serve(conn, timeout: float | None, check_facts: bool = False) -> None:
 class Worker:
     """`InProcess` in a child process: a program that does not answer within the hard limit
     (its targets' timeouts plus `grace`) is a timeout of every target it was running, and
-    the child is replaced."""
+    the child is replaced. The child is also replaced after `recycle` programs: numba never
+    frees compiled code, so a process that compiles every program's kernels grows by some
+    20-30 MB a program on `cpu`."""
 
-    def __init__(self, timeout: float = 60.0, grace: float = 30.0, check_facts: bool = False):
+    def __init__(self, timeout: float = 60.0, grace: float = 30.0, check_facts: bool = False,
+                 recycle: int = 100):
         self.timeout, self.grace, self.check_facts = timeout, grace, check_facts
+        self.recycle = recycle
         self.context = multiprocessing.get_context("spawn")
         self.process = None
         self.conn = None
         self.restarts = 0
+        self.served = 0                 # programs run by the current child
 
     def _start(self) -> None:
+        self.served = 0
         parent, child = self.context.Pipe()
         self.process = self.context.Process(target=_serve,
                                             args=(child, self.timeout, self.check_facts),
@@ -202,6 +208,9 @@ class Worker:
         self.process = None
 
     def run(self, text: str, targets: list[str]) -> dict[str, Outcome]:
+        if self.served >= self.recycle:
+            self.close()
+        self.served += 1
         status, answer = self._ask(("run", text, list(targets)),
                                    self.timeout * len(targets) + self.grace)
         if status == "ok":

@@ -23,7 +23,7 @@ import numpy as np
 
 from ...ir import flat as F
 from ...ir.assert_message import FIELD
-from ...lang.errors import AccelError, OutOfMemory
+from ...lang.errors import AccelError, OutOfMemory, SizeError
 from ...runtime.cancel import CancelToken
 from ...runtime.memory import Memory
 from ..numpy.costs import Counters, count, lib_cost
@@ -136,6 +136,7 @@ def _executor_class(compiled: Compiled) -> type:
                 compiled.compile_seconds += \
                     _compile_time(compiled.module, kernel.name) - before
             if err is not None and int(err[0]) in compiled.code.errors.deferred:
+                self._earlier_error(op)
                 error = compiled.code.errors.error(err)
                 buffers = values if values is not None else [None] * len(stmt.targets)
                 return tuple(_Unrun(error, b if isinstance(b, np.ndarray) else None)
@@ -143,6 +144,25 @@ def _executor_class(compiled: Compiled) -> type:
             if err is not None:
                 compiled.code.errors.raise_if_failed(err)
             return values[0] if len(values) == 1 else tuple(values)
+
+        def _run_body(self, op: F.Kernel) -> None:
+            """The kernel's statements one by one, as the numpy target runs them."""
+            for inner in op.body.stmts:
+                self._bind(inner, self._ops[type(inner.op)](inner, inner.op))
+
+        def _earlier_error(self, op: F.Kernel) -> None:
+            """A kernel stopped by a deferred length check ran none of its statements. An
+            error the interpreter meets before that check (a division in a map fused with
+            the map2 whose lengths differ) must still be the one raised: the statements run
+            as the numpy target runs them, and any error but the lengths' own is raised."""
+            saved = self.env
+            self.env = self.env.new_child({})
+            try:
+                self._run_body(op)
+            except SizeError:             # the deferred check's own failure: raised later
+                pass
+            finally:
+                self.env = saved
 
         def assert_message(self, stmt: F.Stmt, op: F.Assert, ok: Any) -> str:
             """As the numpy target words it: the values a kernel kept to itself are
@@ -153,8 +173,7 @@ def _executor_class(compiled: Compiled) -> type:
             for kernel in {id(k): k for n in wanted if (k := self.kernel_of.get(n))}.values():
                 self.env = self.env.new_child({})
                 try:
-                    for inner in kernel.op.body.stmts:
-                        self._bind(inner, self._ops[type(inner.op)](inner, inner.op))
+                    self._run_body(kernel.op)
                 except AccelError:       # the values before the failing one are kept
                     pass
             try:
