@@ -86,8 +86,7 @@ class ControlRules:
             return value                         # nothing was computed: nothing to guard
         with self.b.rule("GUARD", node, "may fail and was moved out of a map: runs only "
                          "when the map has a point"):
-            reached = self.b.cached(("reached", level), lambda: self.scalarf(
-                "p > 0", "bool", "reached", p=self.points(level)))
+            reached = self.reached(level)
             items = leaves(value)
             with self.b.block() as else_:
                 holders = [self.placeholder(x) for x in items]
@@ -96,6 +95,11 @@ class ControlRules:
                                      Block(tuple(else_.stmts), tuple(holders))),
                                   [x.rep for x in items], "g")
             return _rebuild(value, [Leaf(t, x.level, x.over) for t, x in zip(targets, items)])
+
+    def reached(self, level: Level) -> Atom:
+        """Whether `level` has a point (one comparison per level and block)."""
+        return self.b.cached(("reached", level), lambda: self.scalarf(
+            "p > 0", "bool", "reached", p=self.points(level)))
 
     def _guarded_points(self, make: Callable[[Env], Any], env: Env, home: Env,
                         node: ast.Node) -> Any:

@@ -92,7 +92,10 @@ class LibraryRules(OperatorRules):
             result = self.apply_value(f, elems, node, env.at(level))
             return self.leave(result, level)
 
-    def same_lengths(self, arrays: list[Any], node: ast.Node, env: Env, what: str) -> None:
+    def same_lengths(self, arrays: list[Any], node: ast.Node, env: Env, what: str,
+                     reached: Any = None) -> None:
+        """An assert that the arrays have one length; with `reached` (a bool atom), only
+        when it holds (lengths of unlifted arrays read inside a map that may have no point)."""
         lengths = [self.lengths_of(a) for a in arrays]
         first = lengths[0]
         unlifted = all(n.level is None for n in lengths)
@@ -101,7 +104,11 @@ class LibraryRules(OperatorRules):
             if a.level is None and b.level is None:
                 if a.atom == b.atom:
                     continue
-                ok = self.scalarf("a == b", "bool", "ok", a=a.atom, b=b.atom)
+                if reached is None:
+                    ok = self.scalarf("a == b", "bool", "ok", a=a.atom, b=b.atom)
+                else:
+                    ok = self.scalarf("!r || a == b", "bool", "ok", a=a.atom, b=b.atom,
+                                      r=reached)
                 shown = [a.atom, b.atom]
             else:
                 home = self._deepest([a.level, b.level], env)

@@ -343,9 +343,16 @@ class ScalarCode:
                 check()
             return self._emit_at(at, body, builder, t, env, node, overs)
 
-        if may_fail and env.level is not None and (home is not env.level or checks):
+        if may_fail and env.level is not None and home is not env.level:
             # may fail and is moved out of the innermost map: only if it has a point (GUARD)
             return self.guarded(lambda at: emit(at.level), env, env.at(home), node)
+        if checks and env.level is not None:
+            # the function stays in its map: only the checks of the unlifted arrays it reads
+            # need a point, and their condition says so (the kernel itself is not guarded)
+            reached = self.reached(env.level)
+            for check in checks:
+                check(reached)
+            return self._emit_at(home, body, builder, t, env, node, overs)
         return emit(home)
 
     def _emit_at(self, home: Level | None, body: ast.Expr, builder: "_Body",
@@ -675,9 +682,9 @@ class _Body:
         if len(bases) > 1 and id(what) not in self.checked:
             self.checked.add(id(what))
 
-            def check() -> None:
+            def check(reached: Any = None) -> None:
                 with self.fl.b.at_node(what):
-                    self.fl.same_lengths(bases, what, env, what.fn.name)
+                    self.fl.same_lengths(bases, what, env, what.fn.name, reached)
             if self.checks is None:
                 check()
             else:
