@@ -452,6 +452,32 @@ def _unlifted_vector(v: Any) -> bool:
         and isinstance(v.rep, Regular) and v.rep.rank == 1
 
 
+def _may_fail(e: ast.Expr, env: Env, fl: ScalarCode) -> bool:
+    """Whether scalar code `e` may raise: a partial operator whose right operand is not a
+    literal it is defined for, or anything but operators, builtins, tuples and branches."""
+    if isinstance(e, (ast.Lit, ast.Var)):
+        return False
+    if isinstance(e, ast.Ascribe):
+        return _may_fail(e.expr, env, fl)
+    if isinstance(e, ast.BinOp):
+        safe = e.op not in PARTIAL_OPS or (
+            isinstance(e.right, ast.Lit) and not isinstance(e.right.value, bool)
+            and (e.right.value > 0 if e.op in ("/", "%") else e.right.value >= 0))
+        return not safe or _may_fail(e.left, env, fl) or _may_fail(e.right, env, fl)
+    if isinstance(e, ast.UnOp):
+        return _may_fail(e.operand, env, fl)
+    if isinstance(e, ast.Project):
+        return _may_fail(e.expr, env, fl)
+    if isinstance(e, ast.TupleLit):
+        return any(_may_fail(p, env, fl) for p in e.elems)
+    if isinstance(e, ast.If):
+        return any(_may_fail(p, env, fl) for p in (e.cond, e.then, e.else_))
+    if isinstance(e, ast.Apply) and isinstance(e.fn, ast.Var) \
+            and fl.lookup(env, e.fn.name) is None and e.fn.name in SCALAR_BUILTINS:
+        return any(_may_fail(a, env, fl) for a in e.args)
+    return True
+
+
 def _checked_read(e: ast.Expr) -> bool:
     """Whether `e` applies a `zip` or `map` to several arrays: read element by element
     (SEQ-INNER), their lengths are checked once outside the scalar function, so such a read
@@ -539,15 +565,15 @@ class _Body:
         if isinstance(e, ast.BinOp):
             if e.op in PARTIAL_OPS:
                 self.partial = True
-            return ast.BinOp(e.op, self.expr(e.left, env, root), self.expr(e.right, env, root),
-                             span=e.span, id=e.id)
+            left, right = self.ordered([e.left, e.right], env, root)
+            return ast.BinOp(e.op, left, right, span=e.span, id=e.id)
         if isinstance(e, ast.UnOp):
             return ast.UnOp(e.op, self.expr(e.operand, env, root), span=e.span, id=e.id)
         if isinstance(e, ast.If):
             return ast.If(self.expr(e.cond, env, root), self.expr(e.then, env, root),
                           self.expr(e.else_, env, root), span=e.span, id=e.id)
         if isinstance(e, ast.TupleLit):
-            return ast.TupleLit(tuple(self.expr(p, env, root) for p in e.elems),
+            return ast.TupleLit(tuple(self.ordered(list(e.elems), env, root)),
                                 span=e.span, id=e.id)
         if isinstance(e, ast.Let) and not is_scalar_type(fl.type_of(e.value)):
             self.base(e.value, env)          # its lengths are checked even if it is not read
@@ -571,11 +597,12 @@ class _Body:
             names = [e.pattern] + ([ast.PVar(form.var)] if isinstance(form, ast.ForRange)
                                    else [])
             inner = fl._locals(env, names)
-            init = self.expr(e.init, env, root)
             if isinstance(form, ast.While):
+                init = self.expr(e.init, env, root)
                 form = ast.While(self.expr(form.cond, inner, root), span=form.span)
             else:
-                form = ast.ForRange(form.var, self.expr(form.bound, env, root), span=form.span)
+                init, bound = self.ordered([e.init, form.bound], env, root)
+                form = ast.ForRange(form.var, bound, span=form.span)
             return ast.Loop(e.pattern, init, form, self.expr(e.body, inner, root),
                             span=e.span, id=e.id)
         return self.value(fl.construct(e, env))
@@ -587,7 +614,32 @@ class _Body:
             if e.fn.name == "length":
                 return self.length(e.args[0], env, root)
             return self.sequential_reduce(e, env, root)
-        return self.combine(e.fn, [self.expr(a, env, root) for a in e.args], env, root, e)
+        closure = fl._closure(e.fn, env)
+        if closure is not None and fl.classify(closure.lam.body, Env(
+                fl._locals_scope(closure.scope, closure.lam.params))) == "scalar":
+            # the body has operands that may read the parameters: bind them first, as `let`
+            inner = Env(closure.scope, env.level, env.trusted, env.floor)
+            for param, arg in zip(closure.lam.params, e.args):
+                inner = fl.bind_pattern(param, fl.flatten(arg, env), inner)
+            return self.expr(closure.lam.body, inner, False)
+        return self.combine(e.fn, self.ordered(list(e.args), env, root), env, root, e)
+
+    def ordered(self, parts: list[ast.Expr], env: Env, root: bool) -> list[ast.Expr]:
+        """Build `parts`, which are evaluated left to right. The operands of a part are
+        flattened before the scalar function runs, so a part that may fail and comes before
+        a part with operands is computed on its own first (ORDER): its error comes first,
+        as it does in `interp` (`1 / 0 + length (iota (-1))` is a DivisionByZero)."""
+        fl = self.fl
+        later = [fl.classify(p, env) == "scalar" for p in parts[1:]] + [False]
+        built = []
+        for i, part in enumerate(parts):
+            if any(later[i:]) and _may_fail(part, env, fl):
+                with fl.b.rule("ORDER", part, "this operand may fail and a later one runs "
+                               "array code first: computed on its own, before it"):
+                    built.append(self.value(fl.flatten(part, env)))
+            else:
+                built.append(self.expr(part, env, root))
+        return built
 
     # ------------------------------------------------------------------ SEQ-INNER
     def fresh(self, base: str) -> str:
