@@ -36,8 +36,8 @@ def test_run_uses_cpu_by_default_and_prints_the_interpreters_value(tmp_path, cap
     assert used == ["cpu", "interp"]
 
 
-def test_a_construct_the_default_target_does_not_build_exits_2(tmp_path, capsys):
-    path = write(tmp_path, "map (\\r -> sort (zip r r)) [[2, 1], [3]]\n")
+def test_a_construct_the_default_target_does_not_build_exits_2(tmp_path, capsys, not_built):
+    path = write(tmp_path, not_built + "\n")
     assert main(["run", path]) == 2
     err = capsys.readouterr().err
     assert "`sort` of tuples" in err and "(target cpu; --target interp runs it)" in err
@@ -101,8 +101,8 @@ def test_stages_dot_needs_no_renderer(tmp_path, capsys):
     assert capsys.readouterr().out.lstrip().startswith("digraph")
 
 
-def test_stages_a_stage_the_program_cannot_reach_yet(tmp_path, capsys):
-    text = "map (\\r -> sort (zip r r)) [[2, 1], [3]]\n"
+def test_stages_a_stage_the_program_cannot_reach_yet(tmp_path, capsys, not_built):
+    text = not_built + "\n"
     assert main(["stages", write(tmp_path, text), "--stage", "codegen"]) == 2
     err = capsys.readouterr().err
     assert "not built yet" in err and "`sort` of tuples" in err

@@ -18,14 +18,14 @@ def test_cell_magic_runs_accel_and_returns_python_values(capsys):
     assert "takes only `--target NAME`" in capsys.readouterr().out
 
 
-def test_cells_run_on_cpu_by_default_without_falling_back(capsys):
+def test_cells_run_on_cpu_by_default_without_falling_back(capsys, not_built):
     from accel_kernel.ipython_ext import AccelMagics
     magics = AccelMagics()
     assert magics.session.target == "cpu"
     code = "map (\\r -> reduce (+) 0 r) [[1, 2], [3], []]"
     assert magics.run(code).tolist() == magics.run(code, "--target interp").tolist() == [3, 3, 0]
     assert magics.session.target == "cpu"             # --target chose one cell's target
-    unbuilt = "map (\\r -> sort (zip r r)) [[2, 1], [3]]"
+    unbuilt = not_built
     assert magics.run(unbuilt) is None
     out = capsys.readouterr().out
     assert out.startswith("NotImplementedError: ") and "`sort` of tuples" in out

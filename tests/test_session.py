@@ -224,10 +224,10 @@ def test_a_pass_error_is_an_internal_error_of_that_pass(session, monkeypatch):
     assert info.value.stage == "fuse" and "a broken kernel" in info.value.message
 
 
-def test_not_built_stays_not_implemented(session):
+def test_not_built_stays_not_implemented(session, not_built):
     session.set_target("numpy")
     with pytest.raises(NotImplementedError, match="sort"):
-        session.execute("map (\\r -> sort (zip r r)) [[1, 2], [3]]", "cell[1]")
+        session.execute(not_built, "cell[1]")
 
 
 def test_snapshot_and_restore_undo_a_cell_and_a_target_change(session):

@@ -14,6 +14,7 @@ from typing import Mapping
 
 from ..lang import ast
 from ..lang.builtins import BUILTINS
+from ..lang import types as T
 from ..lang.types import Func
 from .shape import Closure, Info, Opaque, Prim, ShapeAnalysis
 from .shape_library import call_operator, iterate
@@ -134,7 +135,16 @@ def _array_lit(an, e: ast.ArrayLit, env, depth) -> Info:
     elems = [an.expr(x, env, depth) for x in e.elems]
     deps = an.node_deps(e, env)
     if not elems:
-        return an.result("CONST-SHAPE", Const((0,)), e, deps, "an empty literal")
+        # `const [0, 0, ...]` of the literal's rank (rows no index reaches: any length is
+        # right, a rank that is not would make `[] ++ xss` read as scalars)
+        t, rank = an.type_of(e), 0
+        while isinstance(t, T.Array):
+            t, rank = t.elem, rank + 1
+        if isinstance(t, T.Scalar) or rank == 0:
+            return an.result("CONST-SHAPE", Const((0,) * max(rank, 1)), e, deps,
+                             "an empty literal")
+        label = an.fresh_label(deps, an.type_of(e), e)
+        return an.result("FALLBACK", label, e, deps, "an empty literal of tuples of arrays")
     first = elems[0].shape
     if all(an.equivalent(first, x.shape) for x in elems[1:]):
         shape = an.generate(SizeLit(len(elems)), depth, lambda _: first)

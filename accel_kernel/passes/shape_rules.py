@@ -17,7 +17,8 @@ Rules, each applied wherever it matches, innermost first, until none applies:
 - CONST-SHAPE `generate d (\\i -> scalar) → const [d]`, `generate d (\\i -> const ds) → const [d, ds]`
   for a literal `d`
 - SCALAR a descriptor whose type holds no array is `scalar`
-- ARITH `+ - * min max` of integer literals are folded
+- ARITH `+ - * min max` of integer literals are folded; `0 + e`, `e + 0`, `e - 0` are `e`
+- COND-SHAPE also `cond (i < 0) s1 s2 → s2` for an index variable `i` (`[] ++ xs`)
 
 Equivalence (`equivalent`): both sides are simplified and compared structurally up to the
 renaming of generate variables, with E1/E2 read both ways (extensionality:
@@ -111,6 +112,8 @@ class Simplifier:
         elif isinstance(s, Cond):
             if isinstance(s.cond, SizeLit) and isinstance(s.cond.value, bool):
                 return "COND-SHAPE", s.then if s.cond.value else s.else_
+            if _below_zero(s.cond):         # an index is never negative (`[] ++ xs`)
+                return "COND-SHAPE", s.else_
             if equivalent(s.then, s.else_):
                 # either will do; the one with fewer index variables reads more simply
                 fewer = len(index_vars(s.else_)) < len(index_vars(s.then))
@@ -162,11 +165,25 @@ class Simplifier:
             a, b = e.args
             if all(isinstance(x, SizeLit) and type(x.value) is int for x in (a, b)):
                 return "ARITH", SizeLit(_FOLDABLE[e.op](a.value, b.value))
+            if e.op in ("+", "-") and _zero(b):
+                return "ARITH", a
+            if e.op == "+" and _zero(a):
+                return "ARITH", b
         elif isinstance(e, SizeOp) and e.op == "-" and len(e.args) == 1:
             a = e.args[0]
             if isinstance(a, SizeLit) and type(a.value) is int:
                 return "ARITH", SizeLit(-a.value)
         return None
+
+
+def _below_zero(c: Size) -> bool:
+    """`i < 0` of an index variable (which counts from 0): never true."""
+    return (isinstance(c, SizeOp) and c.op == "<" and len(c.args) == 2
+            and isinstance(c.args[0], IndexVar) and _zero(c.args[1]))
+
+
+def _zero(x: Size) -> bool:
+    return isinstance(x, SizeLit) and type(x.value) is int and x.value == 0
 
 
 def _is_size(x) -> bool:

@@ -164,19 +164,19 @@ def test_unknown_magic_and_not_built_target(kernel):
     assert reply["ename"] == "NotImplementedError" and "not built yet" in reply["evalue"]
 
 
-def test_a_construct_the_numpy_target_does_not_run_yet_is_reported(kernel):
+def test_a_construct_the_numpy_target_does_not_run_yet_is_reported(kernel, not_built):
     kernel.run("%target numpy")
     assert kernel.run("let ok = map (\\x -> x + 1) [1, 2]")["status"] == "ok"
-    reply = kernel.run("let t = map (\\r -> sort (zip r r)) [[2, 1], [3]]")
+    reply = kernel.run("let t = " + not_built)
     assert reply["ename"] == "NotImplementedError" and "`sort` of tuples" in reply["evalue"]
     assert all("Traceback" not in line for line in reply["traceback"])
     assert kernel.run("ok")["status"] == "ok"
     assert kernel.run("t")["status"] == "error"         # the failed cell bound nothing
 
 
-def test_the_default_target_reports_what_it_does_not_build_and_does_not_fall_back():
+def test_the_default_target_reports_what_it_does_not_build_and_does_not_fall_back(not_built):
     fresh = RecordingKernel()                         # on cpu, the default
-    code = "map (\\r -> sort (zip r r)) [[2, 1], [3]]"
+    code = not_built
     reply = fresh.run(code)
     assert reply["ename"] == "NotImplementedError" and "`sort` of tuples" in reply["evalue"]
     assert "target cpu; `%target interp` runs it" in reply["evalue"]

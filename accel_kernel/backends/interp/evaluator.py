@@ -135,7 +135,7 @@ class Interpreter:
             return result
         if isinstance(fn, Closure):
             env = fn.env
-            sizes: dict[str, int] = {}
+            sizes: dict[str, int | None] = {}
             for param, arg in zip(fn.params, args):
                 env = bind(param, arg, env, sizes)
             return self.eval(fn.body, bind_sizes(dict(env), sizes), fn.tsubst)
@@ -149,7 +149,7 @@ class Interpreter:
     def _call_def(self, fn: DefFunc, args: list[Value]) -> Value:
         defn = fn.defn
         env: dict[str, Value] = {}
-        sizes: dict[str, int] = {}
+        sizes: dict[str, int | None] = {}
         for param, arg in zip(defn.params, args):
             env = bind(param, arg, env, sizes)
         bind_sizes(env, sizes)
@@ -337,7 +337,7 @@ class Interpreter:
 
     def _let(self, node: ast.Let, env: Env, ts: TypeSubst) -> Value:
         value = self.eval(node.value, env, ts)
-        sizes: dict[str, int] = {}
+        sizes: dict[str, int | None] = {}
         scope = bind(node.pattern, value, env, sizes)
         return self.eval(node.body, bind_sizes(scope, sizes), ts)
 

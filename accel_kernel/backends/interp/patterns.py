@@ -20,7 +20,7 @@ from .model import Value
 
 
 def bind(pattern: ast.Pattern, value: Value, env: Mapping[str, Value],
-         sizes: dict[str, int] | None = None) -> dict[str, Value]:
+         sizes: dict[str, int | None] | None = None) -> dict[str, Value]:
     """A copy of `env` extended with the names `pattern` binds to (parts of) `value`.
     `sizes` collects the size names the annotations bind (shared by the parameters of one
     call); pass None where no annotation can bind a new size name."""
@@ -30,7 +30,7 @@ def bind(pattern: ast.Pattern, value: Value, env: Mapping[str, Value],
 
 
 def _bind_into(pattern: ast.Pattern, value: Value, out: dict[str, Value],
-               sizes: dict[str, int], scope: Mapping[str, Value]) -> None:
+               sizes: dict[str, int | None], scope: Mapping[str, Value]) -> None:
     if pattern.annot is not None:
         check_sizes(pattern.annot, value, sizes, scope, pattern.span)
     if isinstance(pattern, ast.PVar):
@@ -42,14 +42,29 @@ def _bind_into(pattern: ast.Pattern, value: Value, out: dict[str, Value],
             _bind_into(sub, part, out, sizes, scope)
 
 
-def bind_sizes(env: dict[str, Value], sizes: Mapping[str, int]) -> dict[str, Value]:
-    """Size names become `i64` variables of the body (unless the scope already has them)."""
+def bind_sizes(env: dict[str, Value], sizes: Mapping[str, int | None]) -> dict[str, Value]:
+    """Size names become `i64` variables of the body (unless the scope already has them).
+    One that only the rows of empty arrays carry (`[n][m]` given `[]`) is 0, *provisional*:
+    a later pattern in its scope that has that length binds it anew (a def's parameters are
+    patterns of nested `let`s once `desugar` inlined it)."""
     for name, n in sizes.items():
-        env.setdefault(name, np.int64(n))
+        if name in env and not provisional(env, name):
+            continue
+        value = np.int64(0 if n is None else n)
+        env[name] = value
+        if n is None:
+            env[PROVISIONAL + name] = value
     return env
 
 
-def check_sizes(annot: ast.TypeExpr, value: Value, sizes: dict[str, int],
+PROVISIONAL = "?reached "       # key of a provisional size's value in a scope (not a name)
+
+
+def provisional(scope: Mapping[str, Value], name: str) -> bool:
+    return name in scope and scope.get(PROVISIONAL + name) is scope[name]
+
+
+def check_sizes(annot: ast.TypeExpr, value: Value, sizes: dict[str, int | None],
                 scope: Mapping[str, Value], span: Span | None) -> None:
     """Check the sizes `annot` declares against `value`, binding new size names in `sizes`."""
     if not _has_size(annot):
@@ -60,24 +75,37 @@ def check_sizes(annot: ast.TypeExpr, value: Value, sizes: dict[str, int],
         if _has_size(annot.elem):
             for row in value:
                 check_sizes(annot.elem, row, sizes, scope, span)
+            if len(value) == 0:         # no row gives the rows' sizes (yet): 0 unless one does
+                for name in _size_names(annot.elem):
+                    sizes.setdefault(name, None)
     elif isinstance(annot, ast.TTuple):
         for sub, part in zip(annot.elems, value):
             check_sizes(sub, part, sizes, scope, span)
 
 
-def _check_size(size: str | int, actual: int, sizes: dict[str, int],
+def _check_size(size: str | int, actual: int, sizes: dict[str, int | None],
                 scope: Mapping[str, Value], span: Span | None) -> None:
     if isinstance(size, int):
         if actual != size:
             raise SizeError(f"expected {size} elements, got {actual}", span)
         return
     expected = sizes.get(size)
-    if expected is None and size in scope and scalars.is_int(scope[size]):
+    if expected is None and size in scope and scalars.is_int(scope[size]) \
+            and not provisional(scope, size):
         expected = int(scope[size])
     if expected is None:
         sizes[size] = actual
     elif expected != actual:
         raise SizeError(f"expected {expected} elements for size {size}, got {actual}", span)
+
+
+def _size_names(annot: ast.TypeExpr) -> list[str]:
+    if isinstance(annot, ast.TArray):
+        own = [annot.size] if isinstance(annot.size, str) else []
+        return own + _size_names(annot.elem)
+    if isinstance(annot, ast.TTuple):
+        return [name for e in annot.elems for name in _size_names(e)]
+    return []
 
 
 def _has_size(annot: ast.TypeExpr) -> bool:

@@ -357,12 +357,9 @@ class ArrayRules:
         v = self.flatten(e.value, env)
         home = self.check_home([xs, v, *indices], env)
         if home is not None:
-            if len(indices) != 1:
-                raise NotImplementedError("flatten: a nested `with` update inside a map is "
-                                          "not built yet")
             with self.b.rule("LIFT-UPDATE", e, "one element per point: a scatter on the flat "
                              "values"):
-                return self.update_lifted(xs, indices[0], v, e, env.at(home))
+                return self._update_path(xs, indices, v, e, env.at(home))
         with self.b.rule("UPDATE", e, "a copy with one element (or row) replaced"):
             return self._update0(xs, indices, v, e, env)
 
@@ -394,6 +391,15 @@ class ArrayRules:
                               "place", i=i.atom, n=n.atom)
             return Leaf(self.gather(self.concat(xx, row), place, "upd"))
         return zip_leaves([xs, v], put)
+
+    def _update_path(self, xs: Any, indices: list[Leaf], v: Any, node: ast.Node,
+                     env: Env) -> Any:
+        """`xs with [i][j]... = v` inside a map: `xs with [i] = (xs[i] with [j]... = v)`,
+        the bounds checked outermost first, as interp does."""
+        if len(indices) > 1:
+            row = self.index_value(self.to_level(xs, env.level), indices[0], node, env)
+            v = self._update_path(row, indices[1:], v, node, env)
+        return self.update_lifted(xs, indices[0], v, node, env)
 
     def update_lifted(self, xs: Any, i: Leaf, v: Any, node: ast.Node, env: Env) -> Any:
         xs = self.to_level(xs, env.level)

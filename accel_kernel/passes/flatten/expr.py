@@ -15,8 +15,8 @@ from typing import Any
 
 from ...ir import core
 from ...ir.assert_message import field
-from ...ir.flat import (Assert, Const, FVar, Literal, Rebuild, Regular, Reshape, ScalarRep,
-                        Segmented, TupleRep)
+from ...ir.flat import (Assert, Atom, Const, FVar, Literal, Rebuild, Reduce, Regular, Reshape,
+                        ScalarRep, SegReduce, Segmented, TupleRep)
 from ...lang import ast
 from ...lang import types as T
 from ...lang.builtins import BUILTINS
@@ -365,14 +365,13 @@ class Expressions:
             env = self.size_is(annot.size, self.lengths_of(v), env)
         elem = annot.elem
         if isinstance(elem, ast.TArray) and core.has_sizes(elem):
-            leaf = leaves(v)[0]
-            if not isinstance(v, Leaf):
-                raise NotImplementedError("flatten: a `[n][m]` annotation of a tuple is not "
-                                          "built yet")
+            leaf = leaves(v)[0]     # the components of an array of tuples: one shape
             if leaf.level is not None:
-                return self._check_rows_lifted(leaf, elem, env)
+                _, env = self._check_rows_lifted(leaf, elem, env)
+                return v, env
             x, env = self._check_rows(leaf.atom, elem, env)
-            v = Leaf(x)
+            if isinstance(v, Leaf):          # (components are kept as they are)
+                v = Leaf(x)
         return v, env
 
     def _check_rows(self, x: FVar, elem: ast.TArray, env: Env) -> tuple[FVar, Env]:
@@ -384,17 +383,17 @@ class Expressions:
             core.has_sizes(elem.elem) else None
         if isinstance(x.rep, Regular):
             if elem.size is not None:
-                env = self.size_is(elem.size, Leaf(self.inner_extent(x)), env)
+                reached = self.scalarf("n > 0", "bool", "some", n=self.length(x))
+                env = self.size_is(elem.size, Leaf(self.inner_extent(x)), env, Leaf(reached))
             if deeper is not None:
                 _, env = self._check_rows(self.values(x), deeper, env)
             return x, env
         flat = self.values(x)
         if elem.size is not None:
             lens = self.lengths(self.offsets(x))
-            from ...ir.flat import Reduce
-            m = self.b.emit(Reduce(self.lam("\\a b -> max a b"), Const(0, "i64"), lens),
-                            ScalarRep("i64"), "m")
-            env = self.size_is(elem.size, Leaf(m), env)
+            first = self.b.emit(Reduce(self.lam(FIRST), Const(-1, "i64"), lens),
+                                ScalarRep("i64"), "first")
+            env = self._size_of_first(elem.size, Leaf(first), env)
             m = self.lookup(env, elem.size).atom if isinstance(elem.size, str) \
                 else Const(elem.size, "i64")
             ok = self.mapf("\\l -> l == m", [lens], "bool", "ok", m=m)
@@ -410,69 +409,115 @@ class Expressions:
             return x, env
         return self.b.emit(Rebuild(self.offsets(x), inner), Segmented(inner.rep), "rows"), env
 
+    def _size_of_first(self, size: str | int, first: Leaf, env: Env) -> Env:
+        """Bind (or keep) `size` from the length of the first row, `first` (-1: no row; a
+        later array may still give the size, else it is 0). The rows are checked after."""
+        if not isinstance(size, str):
+            return env
+        reached = self.compute("f >= 0", {"f": first}, "bool", env)
+        length = self.compute("max f 0", {"f": first}, "i64", env)
+        return self.size_is(size, length, env, reached, check=False)
+
     def _check_rows_lifted(self, v: Leaf, elem: ast.TArray, env: Env) -> tuple[Leaf, Env]:
-        """`[n][m]` inside a map: the rows of every point's array have that point's length
-        `m`. A new size name is bound per point (to the common row length of a regular block,
-        else to the point's longest row); every row is then compared with its point's `m`,
-        so a point with no rows meets any `m`. The value keeps its representation."""
-        if isinstance(elem.elem, ast.TArray) and core.has_sizes(elem.elem):
-            raise NotImplementedError("flatten: size annotations three arrays deep inside a "
-                                      "map are not built yet")
-        if elem.size is None:
-            return v, env
-        x, size = v.atom, elem.size
-        rows = self.values(x)                   # the rows of every point, one after another
-        new_name = isinstance(size, str) and not isinstance(self.lookup(env, size), Leaf)
-        if isinstance(rows.rep, Regular):
-            extent = self.inner_extent(rows)
-            if new_name:
-                return v, env.bind(size, Leaf(extent, over=v.level))
-            want = self.lookup(env, size) if isinstance(size, str) else Leaf(Const(size, "i64"))
-            count = self.to_level(self.lengths_of(v), v.level).atom
-            want = self.to_level(want, v.level).atom
-            ok = self.mapf("\\k w -> k == 0 || m == w", [count, want], "bool", "ok", m=extent)
-            self.b.check(Assert(ok, "SizeError", _expected(size, want, extent)))
-            return v, env
-        from ...ir.flat import SegReduce
-        lens = self.lengths(self.offsets(rows))
-        per_point = self.offsets(x)
-        if new_name:
-            m = self.b.emit(SegReduce(self.lam("\\a b -> max a b"), Const(0, "i64"),
-                                      per_point, lens), Regular("i64", 1), "m")
-            env = env.bind(size, Leaf(m, v.level))
+        """`[n][m]` (and deeper: `[n][m][k]`) inside a map: the rows of every point's array
+        have that point's length `m`, their rows that point's `k`, and so on. A new size name
+        is bound per point to the length of the point's first row (0 if it has none and no
+        later array gives it); every row is then compared with its point's size, so a point
+        with no rows meets any size. The value keeps its representation."""
+        x = v.atom
+        items, per_point = self.values(x), None     # the rows of every point, in order
+        count = self.to_level(self.lengths_of(v), v.level).atom
+        while True:
+            if elem.size is not None:
+                env = self._check_items_lifted(items, per_point, count, elem.size, v, env)
+            if not (isinstance(elem.elem, ast.TArray) and core.has_sizes(elem.elem)):
+                return v, env
+            # one level down: the rows of those rows, and where each point's start
+            if per_point is None:
+                per_point = self._offsets_of(x)
+            per_point = self.gather(self._offsets_of(items), per_point, "offs")
+            count = self.lengths(per_point)
+            items, elem = self.values(items), elem.elem
+
+    def _offsets_of(self, x: FVar) -> FVar:
+        if isinstance(x.rep, Segmented):
+            return self.offsets(x)
+        return self.regular_offsets(self.length(x), self.inner_extent(x))
+
+    def _check_items_lifted(self, items: FVar, per_point: FVar | None, count: FVar,
+                            size: str | int, v: Leaf, env: Env) -> Env:
+        """Every array of `items` (the arrays at one depth of every point's value, point by
+        point: `per_point` their offsets, `count` how many each point has) has its point's
+        length `size`."""
+        level = v.level
+        if isinstance(items.rep, Regular):
+            reached = Leaf(self.mapf("\\k -> k > 0", [count], "bool", "some"), level)
+            return self.size_is(size, Leaf(self.inner_extent(items)), env, reached)
+        lens = self.lengths(self.offsets(items))
+        per_point = per_point if per_point is not None else self.offsets(v.atom)
+        first = self.b.emit(SegReduce(self.lam(FIRST), Const(-1, "i64"), per_point, lens),
+                            Regular("i64", 1), "first")
+        env = self._size_of_first(size, Leaf(first, level), env)
         want = self.lookup(env, size) if isinstance(size, str) else Leaf(Const(size, "i64"))
-        row_want = self.gather(self.to_level(want, v.level).atom,
-                               self.segment_ids(per_point))
+        row_want = self.gather(self.to_level(want, level).atom, self.segment_ids(per_point))
         ok = self.mapf("\\l w -> l == w", [lens, row_want], "bool", "ok")
         self.b.check(Assert(ok, "SizeError", _expected(size, row_want, lens)))
-        return v, env
-
-    def size_is(self, size: str | int, length: Leaf, env: Env) -> Env:
-        """`length` must be `size`: a literal, a bound size name, or a new one (bound)."""
-        level = env.level
-        if isinstance(size, int):
-            expected = Leaf(Const(size, "i64"))
-        else:
-            known = self.lookup(env, size)
-            if not isinstance(known, Leaf):
-                return env.bind(size, length)
-            expected = known
-        got, want = length.atom, expected.atom
-        if length.level is None and expected.level is None and level is not None:
-            ok = self.scalarf("p == 0 || l == n", "bool", "ok", l=length.atom,
-                              n=expected.atom, p=self.points(level))
-        elif length.level is None and expected.level is None:
-            ok = self.scalarf("l == n", "bool", "ok", l=length.atom, n=expected.atom)
-        elif expected.level is None:
-            ok = self.mapf("\\l -> l == n", [length.atom], "bool", "ok", n=expected.atom)
-        elif length.level is None:
-            ok = self.mapf("\\n -> l == n", [expected.atom], "bool", "ok", l=length.atom)
-        else:
-            home = self._deepest([length.level, expected.level], env)
-            got, want = self.to_level(length, home).atom, self.to_level(expected, home).atom
-            ok = self.mapf("\\l n -> l == n", [got, want], "bool", "ok")
-        self.b.check(Assert(ok, "SizeError", _expected(size, want, got)))
         return env
+
+    def size_is(self, size: str | int, length: Leaf, env: Env, reached: Leaf | None = None,
+                check: bool = True) -> Env:
+        """`length` must be `size`: a literal, a bound size name, or a new one (bound).
+        `reached` (per point) says whether the length exists: a row length of an array
+        with no rows does not, and meets any size. A size name only such lengths gave so
+        far is *provisional* (`Env` keeps (its value, its `reached`) under PROVISIONAL + name,
+        while that value is bound to the name): the next array that has the length gives it;
+        if none does, it is 0."""
+        if isinstance(size, str) and not isinstance(self.lookup(env, size), Leaf):
+            if reached is None:
+                return env.bind(size, length)
+            value = self.compute("if r then l else 0", {"r": reached, "l": length}, "i64", env)
+            return env.bind(size, value).bind(PROVISIONAL + size, (value, reached))
+        expected = self.lookup(env, size) if isinstance(size, str) \
+            else Leaf(Const(size, "i64"))
+        mark = env.scope.get(PROVISIONAL + size) if isinstance(size, str) else None
+        earlier = mark[1] if mark is not None and mark[0] is expected else None
+        if check:
+            cond, args = "l == n", {"l": length, "n": expected}
+            if reached is not None:
+                cond, args["r"] = "!r || " + cond, reached
+            if earlier is not None:
+                cond, args["q"] = "!q || " + cond, earlier
+            if env.level is not None and all(a.level is None for a in args.values()):
+                cond, args["p"] = "p == 0 || " + cond, Leaf(self.points(env.level))
+            ok, atoms = self.compute_with(cond, args, "bool", env)
+            self.b.check(Assert(ok.atom, "SizeError", _expected(size, atoms["n"], atoms["l"])))
+        if earlier is None:
+            return env
+        value = self.compute("if q then n else l", {"q": earlier, "n": expected, "l": length},
+                             "i64", env)
+        env = env.bind(size, value)
+        if reached is None:
+            return env.bind(PROVISIONAL + size, None)
+        return env.bind(PROVISIONAL + size, (value, self.compute(
+            "q || r", {"q": earlier, "r": reached}, "bool", env)))
+
+    def compute(self, body: str, args: dict[str, Leaf], out: str, env: Env) -> Leaf:
+        return self.compute_with(body, args, out, env)[0]
+
+    def compute_with(self, body: str, args: dict[str, Leaf], out: str,
+                     env: Env) -> tuple[Leaf, dict[str, Atom]]:
+        """Scalar code `body` of the named values at the deepest level among them (one
+        `scalar` when none is lifted, else one `map` over the lifted ones), and the atoms it
+        read (the lifted ones brought to that level)."""
+        lifted = [name for name, leaf in args.items() if leaf.level is not None]
+        unlifted = {name: leaf.atom for name, leaf in args.items() if leaf.level is None}
+        if not lifted:
+            return Leaf(self.scalarf(body, out, "v", **unlifted)), unlifted
+        home = self._deepest([args[name].level for name in lifted], env)
+        atoms = {name: self.to_level(args[name], home).atom for name in lifted}
+        lam = "\\" + " ".join(lifted) + " -> " + body
+        x = self.mapf(lam, list(atoms.values()), out, "v", **unlifted)
+        return Leaf(x, home), {**unlifted, **atoms}
 
     # ------------------------------------------------------------------ literals and indexing
     def array_literal(self, e: ast.ArrayLit, env: Env) -> Any:
@@ -499,6 +544,10 @@ class Expressions:
         xs = self.flatten(e.expr, env)
         i = self.flatten(e.index, env)
         return self.index_value(xs, i, e, env)
+
+
+PROVISIONAL = "?reached "        # Env key of a provisional size: (its value, its `reached`)
+FIRST = "\\a b -> if a >= 0 then a else b"    # the first of lengths (-1: none), associative
 
 
 def _component(value: Any, k: int, rep: Any) -> Any:

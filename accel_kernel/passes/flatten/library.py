@@ -422,9 +422,8 @@ class LibraryRules(OperatorRules):
         except NotImplementedError:
             found = self.elementwise_op(op)
             if found is None:
-                raise NotImplementedError("flatten: `reduce_by_index` with an operator on "
-                                          "arrays that is not `map2` of a scalar operator "
-                                          "inside a map is not built yet") from None
+                dest, is_, vs = [self._home(x, env) for x in (dest, is_, vs)]
+                return self.reduce_by_index_sequential(dest, op, is_, vs, node, env)
             dest, is_, vs = [self._home(x, env) for x in (dest, is_, vs)]
             return self.reduce_by_index_elementwise_lifted(found[0], found[1], dest, is_, vs,
                                                            node, env)

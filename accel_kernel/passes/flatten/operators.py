@@ -444,14 +444,17 @@ class OperatorRules:
 
     def reduce_by_index_sequential(self, dest: Any, op: Any, is_: Leaf, vs: Any,
                                    node: ast.Node, env: Env) -> Any:
-        """`reduce_by_index` outside every map with an operator on arrays that is not
-        elementwise: a loop over the indices in order, as interp combines; an index in
-        range replaces its row by `op row v` (a gather from the rows and the new row), an
-        index out of range leaves the rows as they are (the operator is not applied)."""
+        """`reduce_by_index` with an operator on arrays that is not elementwise: a loop over
+        the indices in order, as interp combines; an index in range replaces its row by
+        `op row v` (outside maps a gather from the rows and the new row; inside a map, on
+        the points whose index is in range, a `with` of every such point's row), an index
+        out of range leaves the rows as they are (the operator is not applied)."""
         self.same_lengths([is_, vs], node, env, "reduce_by_index")
         one = Leaf(Const(1, "i64"))
 
         def body(state: Any, t: Leaf, inner: Env) -> Any:
+            if inner.level is not None:
+                return lifted_body(state, t, inner)
             i = self.index_value(is_, t, node, inner)
             rows = self.lengths_of(state)
             ok = Leaf(self.scalarf("0 <= i && i < n", "bool", "ok", i=i.atom, n=rows.atom))
@@ -465,7 +468,25 @@ class OperatorRules:
                                 "i64", "idx", i=i.atom, n=rows.atom)
                 return map_leaves(both, lambda leaf: Leaf(self.gather(leaf.atom, idx, "row")))
             return self.if_blocks(ok, put, lambda e: state, inner)
-        with self.b.rule("HIST-SEQUENTIAL", node, "the operator works on arrays and is not "
+
+        def lifted_body(state: Any, t: Leaf, inner: Env) -> Any:
+            level = inner.level
+            i = self.index_value(self.to_level(is_, level), t, node, inner)
+            rows = self.lengths_of(state)
+            ok = Leaf(self.mapf("\\i n -> 0 <= i && i < n", [self.to_level(i, level).atom,
+                                                              self.to_level(rows, level).atom],
+                                "bool", "ok"), level)
+
+            def put(e: Env) -> Any:
+                here = lambda x: self.to_level(x, e.level)      # noqa: E731
+                rows_now, at = here(state), here(i)
+                row = self.apply_value(op, [self.index_value(rows_now, at, node, e),
+                                            self.index_value(here(vs), here(t), node, e)],
+                                       node, e)
+                return self.update_lifted(rows_now, at, row, node, e)
+            return self.partition(ok, put, lambda e: state, node, inner)
+        with self.b.rule(self._rule(env, "HIST-SEQUENTIAL").replace("-REGULAR", "").replace(
+                "-IRREGULAR", ""), node, "the operator works on arrays and is not "
                          "elementwise: a loop over the indices, each in range replacing its "
                          "row"):
             # rows may change length: the destination is carried irregular

@@ -15,7 +15,7 @@ from typing import Any
 from ...ir.flat import (OFFSETS, Const, FVar, Library, Project, Rebuild, Regular, Reshape,
                         ScalarRep, SegLibrary, Segmented, SizesToOffsets)
 from ...lang import ast
-from .context import Env, Leaf, Level, leaves, map_leaves, zip_leaves
+from .context import Env, Leaf, Level, TupleVal, leaves, map_leaves, zip_leaves
 from .reps import array_rank, as_irregular, generalise, row_rep
 
 
@@ -197,8 +197,7 @@ class WholeArrayRules:
             arr = self._array_arg(xs)
             return self.split(self._library0("sort", node, [arr], arr.rep), None)
         if not isinstance(xs, Leaf):
-            raise NotImplementedError("flatten: `sort` of tuples inside a map is not built "
-                                      "yet")
+            return self._sort_tuples_lifted(xs, node, env)
         regular = isinstance(xs.rep, Regular)
         seg = self._segmented(xs)
         x = seg.atom
@@ -209,6 +208,27 @@ class WholeArrayRules:
                 return Leaf(self.b.emit(Reshape(vals, self.points(env.level)), xs.rep,
                                         "sort"), env.level)
             return Leaf(self.b.emit(Rebuild(offs, vals), x.rep, "sort"), env.level)
+
+    def _sort_tuples_lifted(self, xs: TupleVal, node: ast.Node, env: Env) -> Any:
+        """Every point's row of tuples sorted (lexicographically): one segmented sort of the
+        tuple of the components' flat values, then each component put back in its rep."""
+        level = env.level
+        parts = [self._segmented(leaf) for leaf in leaves(xs)]
+        with self.b.rule("LIFT-SORT-SEGMENTED", node, "one sort per segment, of the tuples "
+                         "of the components' values"):
+            values = self.make_tuple([self.values(p.atom) for p in parts])
+            offs, out = self.b.emit(SegLibrary("sort", self.offsets(parts[0].atom), values),
+                                    [OFFSETS, values.rep], "sort")
+            order = iter(range(len(parts)))
+
+            def one(leaf: Leaf) -> Leaf:
+                k = next(order)
+                comp = self.b.emit(Project(out, k), values.rep.parts[k], "sort")
+                if isinstance(leaf.rep, Regular):
+                    return Leaf(self.b.emit(Reshape(comp, self.points(level)), leaf.rep,
+                                            "sort"), level)
+                return Leaf(self.b.emit(Rebuild(offs, comp), parts[k].atom.rep, "sort"), level)
+            return map_leaves(xs, one)
 
     def lib_sort_by(self, args, node, env):
         key, xs = args[0], self._home(args[1], env)
@@ -226,14 +246,11 @@ class WholeArrayRules:
 
     def _sort_by_lifted(self, keys: Any, xs: Any, node: ast.Node, env: Env) -> Any:
         """Every point's row sorted by its keys: one `seg_sort_by` with the keys given."""
-        if not isinstance(keys, Leaf) or not isinstance(row_rep(row_rep(keys.rep)),
-                                                        ScalarRep):
-            raise NotImplementedError("flatten: `sort_by` with tuple keys inside a map is not "
-                                      "built yet")
         level = env.level
         with self.b.rule("LIFT-SORT-SEGMENTED", node, "one stable sort per segment, by the "
                          "keys computed per element"):
-            key_vals = self.values(self._segmented(keys).atom)
+            key_vals = self._array_arg(map_leaves(self._segmented(keys), lambda leaf: Leaf(
+                self.values(leaf.atom))))
 
             def one(leaf: Leaf) -> Leaf:
                 x = self._segmented(leaf).atom
