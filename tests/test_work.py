@@ -76,6 +76,9 @@ EXCEPTIONS: dict[str, tuple[float, str]] = {
                                    "at 1,000 points)"),
     "update_nested_in_map": (8, "tiny program: the row gathered, updated and scattered back, "
                              "both bounds checked (2.1x at 1,000 points)"),
+    "segmented_kernel_block_output": (6, "`interleave` of two one-element rows per point "
+                                      "and the size checks of the inlined def (3.8x at 1,000 "
+                                      "points)"),
     # NOT a constant factor: each index rewrites every row of its point's destination and
     # the loop's irregular state is merged back every step, as HIST-SEQUENTIAL does outside
     # maps; 23x at 300 points x 40 indices x 4 rows, 30x with 80 indices, 23x with 600 points

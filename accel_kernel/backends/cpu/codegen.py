@@ -328,8 +328,12 @@ class _KernelWriter:
             lines.append(f"    width = {self.width_expr(red.op.arr, aligned)}")
         args = self.host_args()
         lines.append(f"    err = np.zeros({ERR_LENGTH}, np.int64)")
-        checks = self.length_checks(aligned) if kind in ("map", "redomap", "scan",
-                                                           "filter") else []
+        if kind == "segmented":
+            checks = self.segmented_checks(aligned, outputs, reductions)
+        elif kind in ("map", "redomap", "scan", "filter"):
+            checks = self.length_checks(aligned)
+        else:
+            checks = []
         lines += checks
         if kind == "filter" and self.compacted(outputs, reductions):
             if checks:
@@ -417,7 +421,27 @@ class _KernelWriter:
             code = f"{code}[{step}]" if isinstance(step, int) else f"{code}.{step}"
         return f"{code}.size"
 
-    def length_checks(self, aligned: set[str]) -> list[str]:
+    def segmented_checks(self, aligned: set[str], outputs: list[F.FVar],
+                         reductions: list[F.Stmt]) -> list[str]:
+        """`length_checks` of a segmented kernel: every input read at the element index has
+        one value per element of the segments, and a block it makes (a `reshape` of the
+        elements) has as many elements as the segments: else the kernel does not run (a
+        deferred error), so it never reads or writes past an array's end."""
+        total = f"int({python_name(self.offsets_name())}[-1])"
+        out = self.length_checks(aligned, total, every=True)
+        for t in outputs:
+            if t.rep.rank > 1 and not any(t in s.targets for s in reductions):
+                code = self.module.errors.code("SizeError", "reshape: rows of different "
+                                               "lengths", None)
+                self.module.errors.deferred.add(code)
+                shape = self.shape_expr("segmented", t, reductions)
+                out += [f"    if int(np.prod({shape})) != {total} and not err[0]:",
+                        f"        err[0], err[1], err[2] = {code}, {total}, "
+                        f"int(np.prod({shape}))"]
+        return out
+
+    def length_checks(self, aligned: set[str], count: str = "n",
+                      every: bool = False) -> list[str]:
         """Every input read at the element index has the kernel's length. The flattener
         checks these lengths (`assert`) before the statement that reads them, but fusion
         may have moved that statement into a kernel that runs before the check: the kernel
@@ -427,7 +451,8 @@ class _KernelWriter:
         only if something reads its outputs first."""
         out: list[str] = []
         read = [v for v in self.inputs if v.name in aligned]
-        for v in read if self.domain() is not None else read[1:]:    # else the first gives n
+        for v in read if every or self.domain() is not None else read[1:]:  # or the first
+            #                                                                     gives n
             reader = next((s for s in self.body if v.name in
                            {a.name for a in _reads(s.op)}), None)
             what = "map" if reader is None or isinstance(reader.op, F.Map) \
@@ -436,8 +461,8 @@ class _KernelWriter:
                                            reader.span if reader is not None else None)
             self.module.errors.deferred.add(code)
             size = self.leaf_size(v)
-            out += [f"    if {size} != n and not err[0]:",
-                    f"        err[0], err[1], err[2] = {code}, {size}, n"]
+            out += [f"    if {size} != {count} and not err[0]:",
+                    f"        err[0], err[1], err[2] = {code}, {size}, {count}"]
         return out
 
     def size_checks(self) -> list[str]:
@@ -498,8 +523,8 @@ class _KernelWriter:
             return "(n,)" if t.name in made_before else "(total,)"
         rank = t.rep.rank if isinstance(t.rep, F.Regular) else 1
         if kind in ("segmented",):
-            offsets = python_name(self.offsets_name())
-            return f"(int({offsets}[-1]),)"
+            total = f"int({python_name(self.offsets_name())}[-1])"     # one per element
+            return f"({total},)" if rank == 1 else self.block_shape(t, total)
         if kind == "rows":
             red = next(s for s in self.body if isinstance(s.op, F.Reduce))
             total = f"n * {self.width_expr(red.op.arr, self.aligned_inputs())}"
@@ -510,9 +535,10 @@ class _KernelWriter:
             return "(n,)"
         return self.block_shape(t)
 
-    def block_shape(self, t: F.FVar) -> str:
+    def block_shape(self, t: F.FVar, count: str = "n") -> str:
         """The shape of a block the kernel makes: that of the block it is computed from
-        element by element, back to an input or a `reshape`."""
+        element by element, back to an input or a `reshape` (of `count` elements: the
+        kernel's size, or a segmented kernel's number of elements)."""
         if t.name not in self.made:
             return f"{python_name(t.name)}.shape"
         stmt = next(s for s in self.body if t in s.targets)
@@ -520,13 +546,13 @@ class _KernelWriter:
         if isinstance(op, F.Reshape):       # the outer axis split, the inner ones kept
             rows = _atom_code(op.rows)
             if not (isinstance(op.arr.rep, F.Regular) and op.arr.rep.rank > 1):
-                return f"({rows}, n // max(1, {rows}))"
-            inner = self.block_shape(op.arr)
+                return f"({rows}, {count} // max(1, {rows}))"
+            inner = self.block_shape(op.arr, count)
             return f"(({rows}, ({inner})[0] // max(1, {rows})) + tuple(({inner})[1:]))"
         sources = [a for a in _reads(op) if isinstance(a.rep, F.Regular)
                    and a.rep.rank == t.rep.rank]
         if isinstance(op, (F.Map, F.Values)) and sources:
-            return self.block_shape(sources[0])
+            return self.block_shape(sources[0], count)
         raise NotImplementedError("cpu: the shape of a block made in a kernel")
 
 
