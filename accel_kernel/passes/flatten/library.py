@@ -257,7 +257,8 @@ class LibraryRules(OperatorRules):
 
         def one(x: Leaf, y: Leaf) -> Leaf:
             p = self.points(level)
-            if isinstance(x.rep, Regular) and x.rep == y.rep:
+            joined = self._joined_rep([x.rep, y.rep], node, env, lifted=True)
+            if isinstance(x.rep, Regular) and x.rep == y.rep == joined:
                 with self.b.rule("LIFT-INTERLEAVE-REGULAR", node, "rows of regular blocks: "
                                  "a regular block twice as wide, gathered from both"):
                     m = self.inner_extent(x.atom)
@@ -268,8 +269,8 @@ class LibraryRules(OperatorRules):
                     out = self.gather(self.concat(self.values(x.atom), self.values(y.atom)),
                                       idx, "inter")
                     return Leaf(self.b.emit(Reshape(out, p), x.rep, "inter"), level)
-            rep = generalise(x.rep if isinstance(x.rep, Segmented) else Segmented(row_rep(x.rep)),
-                             y.rep if isinstance(y.rep, Segmented) else Segmented(row_rep(y.rep)))
+            # rows whose own rows may differ in length (the facts say so): segments
+            rep = joined if isinstance(joined, Segmented) else Segmented(row_rep(joined))
             with self.b.rule("LIFT-INTERLEAVE-SEGMENTED", node, "rows of different lengths: "
                              "offsets of twice the lengths, a gather from both"):
                 x, y = self.coerce(x, rep), self.coerce(y, rep)

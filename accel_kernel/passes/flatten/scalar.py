@@ -332,8 +332,9 @@ class ScalarCode:
         levels = [leaf.level for _, leaf in params]
         home = self._deepest(levels, env)
         overs = [leaf.over for leaf in builder.free.values() if leaf.over is not None]
-        if may_fail and overs:      # may fail: only where its points exist
-            home = self._deepest(levels + overs, env)
+        if may_fail and overs and env.level is not None:    # may fail: only where its
+            home = self._deepest(levels + overs, env)         # points exist (moved out of
+            #                                                   every map: GUARDed by AVOID)
         if may_fail and env.floor is not None and home is not None \
                 and home.depth < env.floor.depth:       # on the branch's points only
             home = position(env.floor, env.level)
@@ -363,7 +364,7 @@ class ScalarCode:
             rep = _rep_of(t, None)
             with self.b.rule("SCALAR", node, "scalar code outside every map"):
                 x = self.b.emit(Scalar(fn), rep, "s")
-            over = self._deepest(overs, env) if overs else None
+            over = self._deepest_over(overs, env)
             return map_leaves(self.split(x, None), lambda leaf: Leaf(leaf.atom, None, over))
         args = [self.to_level(leaf, home).atom for _, leaf in params]
         patterns = tuple(ast.PVar(name) for name, _ in params)
@@ -388,6 +389,15 @@ class ScalarCode:
             if found is not None and (best is None or found.depth > best.depth):
                 best = found
         return best
+
+    def _deepest_over(self, overs: list[Level], env: Env) -> Level | None:
+        """The deepest level the operands are `over`, as a level of `env`'s chain; moved
+        out of every map (`env.level` None: AVOID), the level itself."""
+        if not overs:
+            return None
+        if env.level is None:
+            return max(overs, key=lambda level: level.depth)
+        return self._deepest(overs, env)
 
     def _trivial(self, body: ast.Expr, builder: "_Body") -> Any:
         """A body that computes nothing: its value is an operand, a constant or a tuple."""
