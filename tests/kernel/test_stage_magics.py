@@ -13,7 +13,7 @@ from accel_kernel.lang import ast
 from accel_kernel.lang import types as T
 from accel_kernel.lang.errors import AccelError
 from accel_kernel.passes import pipeline
-from accel_kernel.passes.pipeline import PassOutput
+from accel_kernel.passes.base import PassContext, PassOutput
 from accel_kernel.session import Session
 from accel_kernel.viz import render
 
@@ -39,7 +39,7 @@ class FakeRegularity:
     name = "regularity"
     transforms = False
 
-    def run(self, program: ast.Program, ctx: pipeline.PassContext) -> PassOutput:
+    def run(self, program: ast.Program, ctx: PassContext) -> PassOutput:
         facts = {}
         for form in program.forms:
             for node in ast.walk(form):

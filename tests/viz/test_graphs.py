@@ -16,7 +16,7 @@ from accel_kernel.lang import types as T
 from accel_kernel.lang.parser import parse_program
 from accel_kernel.lang.source import Source
 from accel_kernel.passes import pipeline
-from accel_kernel.passes.pipeline import PassOutput
+from accel_kernel.passes.base import PassContext, PassOutput
 from accel_kernel.session import Session
 from accel_kernel.viz import colourings, graphs, render, text
 from accel_kernel.viz.colourings import COLOURINGS
@@ -62,7 +62,7 @@ class FakeAnalysis:
         scalar = not isinstance(t, T.Array)
         return FakeRegularity(_nest(t), not scalar, 1 if scalar else None)
 
-    def run(self, program: ast.Program, ctx: pipeline.PassContext) -> PassOutput:
+    def run(self, program: ast.Program, ctx: PassContext) -> PassOutput:
         facts = {}
         for form in program.forms:
             for node in ast.walk(form):

@@ -35,6 +35,7 @@ from typing import Any
 
 from ...ir import flat as F
 from ...ir.flat_printer import print_stmt
+from ...passes.base import PassContext, PassOutput
 from .errors import ERR_LENGTH, ErrorTable
 from .python_code import python_name as _python_name
 from .scalar_arith import literal
@@ -92,8 +93,7 @@ class CodegenPass:
     name = "codegen"
     transforms = True
 
-    def run(self, program: F.FlatProgram, ctx: Any) -> Any:
-        from ...passes.pipeline import PassOutput
+    def run(self, program: F.FlatProgram, ctx: PassContext) -> PassOutput:
         module = generate(program)
         for code in module.kernels.values():
             ctx.log.record("KERNEL-FUNCTION", f"kernel {code.kind}",
