@@ -1,4 +1,4 @@
-"""Graphviz DOT of one compilation stage (`passes.pipeline.Stage`): pure, no rendering here.
+"""Graphviz DOT of one compilation stage (`compiler.Stage`): pure, no rendering here.
 
 The drawing is a data-flow graph of the stage's program, top to bottom:
 
@@ -28,11 +28,11 @@ import textwrap
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Mapping
 
+from ..compiler import Stage
 from ..lang import ast
 from ..lang import types as T
 from ..lang.builtins import BUILTINS
 from ..lang.printer import print_expr, print_pattern
-from ..passes.pipeline import Stage
 from .colourings import COLOURINGS, DEFAULT_COLOURING, Colouring, NodeInfo, has_array
 
 STAGE_ORDER = ("parse", "typed", "desugar", "shape", "regularity", "flatten", "fuse", "codegen")

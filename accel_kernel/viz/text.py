@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from ..compiler import Stage
 from ..lang import ast
 from ..lang import types as T
 from ..lang.printer import print_form_wrapped
-from ..passes.pipeline import Stage
 from .graphs import STAGE_ORDER, node_ids
 
 LISTING_ID_COLUMN = 44     # where the ids start on a source listing line (at the latest)

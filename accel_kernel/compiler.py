@@ -1,10 +1,18 @@
-"""The compiler pipeline: named stages, each a pure pass over the IR with a log of its rewrites.
+"""The compiler: the stages in order and the driver that runs the passes, verifying after each.
 
-Stages, in order (DESIGN.md, "The pipeline"): `parse`, `typed`, `desugar`, `shape`,
-`regularity`, `flatten`; `fuse` and `codegen` come later. `parse` and `typed` are the front end
-(`lang/`); the others are passes (`Pass`): a name and `run(program, ctx) -> PassOutput`.
+Stages, in order (`stage_names()`): `parse` and `typed` are the front end (`lang/`); `desugar`, `shape`, `regularity`,
+`flatten` and `fuse` are the passes of `passes/`, and `codegen` is the `cpu` back end's
+(`backends/cpu/codegen.py`). A pass is a name and `run(program, ctx) -> PassOutput`; what it
+may use and what it gives are in `passes/base.py`.
 
-What a pass is, its context and its log are in `base.py`.
+`run_pipeline` runs a list of passes (`default_passes()`, the pipeline as a literal list) over
+a parsed and checked program and gives one `Stage` per stage: its IR, types, facts, rewrite
+steps and timing. After a transforming pass it type checks the new program again (or, for a
+pass that gives another IR, calls the pass's own `verify`); a program that does not verify is
+a `PassError` naming the pass. A pass that raises `NotImplementedError` ends the pipeline
+before its stage unless that stage was asked for by name (`stop_after`), in which case the
+error goes up. This module sits above `passes/` and `backends/`: it imports both, and neither
+imports it.
 """
 from __future__ import annotations
 
@@ -12,12 +20,12 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping
 
-from ..lang import ast
-from ..lang.errors import AccelError
-from ..lang.typecheck import CheckResult, GlobalEnv, check_program
-from ..lang.types import Type
-from ..runtime.deep import on_deep_stack
-from .base import Options, Pass, PassContext, PassError, RewriteLog, Step
+from .lang import ast
+from .lang.errors import AccelError
+from .lang.typecheck import CheckResult, GlobalEnv, check_program
+from .lang.types import Type
+from .passes.base import Options, Pass, PassContext, PassError, RewriteLog, Step
+from .runtime.deep import on_deep_stack
 
 FRONT_END = ("parse", "typed")
 LATER_STAGES: tuple[str, ...] = ()
@@ -42,7 +50,7 @@ class Stage:
         """The IR nodes: AST nodes, or for a flat program its statements (each has an `id`
         and a `span`; the `codegen` stage's are those of the program it was made from)."""
         if not isinstance(self.program, ast.Program):
-            from ..ir.flat import blocks_of
+            from .ir.flat import blocks_of
             program = getattr(self.program, "program", None) or self.program
             pending = [form.body for form in program.forms]
             while pending:
@@ -57,12 +65,12 @@ class Stage:
 
 def default_passes() -> list[Pass]:
     """The passes after the front end, in order: the pipeline is this literal list."""
-    from .desugar import DESUGAR
-    from .flatten import FLATTEN
-    from ..backends.cpu.codegen import CODEGEN
-    from .fuse import FUSE
-    from .regularity import REGULARITY
-    from .shape import SHAPE
+    from .backends.cpu.codegen import CODEGEN
+    from .passes.desugar import DESUGAR
+    from .passes.flatten import FLATTEN
+    from .passes.fuse import FUSE
+    from .passes.regularity import REGULARITY
+    from .passes.shape import SHAPE
     return [DESUGAR, SHAPE, REGULARITY, FLATTEN, FUSE, CODEGEN]
 
 
