@@ -1,9 +1,10 @@
 """The compiler: the stages in order and the driver that runs the passes, verifying after each.
 
-Stages, in order (`stage_names()`): `parse` and `typed` are the front end (`lang/`); `desugar`, `shape`, `regularity`,
-`flatten` and `fuse` are the passes of `passes/`, and `codegen` is the `cpu` back end's
-(`backends/cpu/codegen.py`). A pass is a name and `run(program, ctx) -> PassOutput`; what it
-may use and what it gives are in `passes/base.py`.
+Stages, in order (`STAGES`, the one list of them: the session, the CLI, the kernel's magics
+and the views read it): `parse` and `typed` are the front end (`lang/`); `desugar`, `shape`,
+`regularity`, `flatten` and `fuse` are the passes of `passes/`, and `codegen` is the `cpu`
+back end's (`backends/cpu/codegen.py`). A pass is a name and `run(program, ctx) ->
+PassOutput`; what it may use and what it gives are in `passes/base.py`.
 
 `run_pipeline` runs a list of passes (`default_passes()`, the pipeline as a literal list) over
 a parsed and checked program and gives one `Stage` per stage: its IR, types, facts, rewrite
@@ -28,7 +29,12 @@ from .passes.base import Options, Pass, PassContext, PassError, RewriteLog, Step
 from .runtime.deep import on_deep_stack
 
 FRONT_END = ("parse", "typed")
-LATER_STAGES: tuple[str, ...] = ()
+# every stage, in order: the only list of them (the session, the CLI, the kernel's magics and
+# the views read it through `stage_names`); `default_passes` has one pass for each after
+# the front end
+STAGES: tuple[str, ...] = FRONT_END + ("desugar", "shape", "regularity", "flatten", "fuse",
+                                       "codegen")
+LATER_STAGES: tuple[str, ...] = ()     # stages named but not built yet: refused by name
 
 
 # ---------------------------------------------------------------- stage results
@@ -64,7 +70,8 @@ class Stage:
 
 
 def default_passes() -> list[Pass]:
-    """The passes after the front end, in order: the pipeline is this literal list."""
+    """The passes after the front end, in order: the pipeline is this literal list, one pass
+    per stage of `STAGES` (tests/test_compiler.py checks that they agree)."""
     from .backends.cpu.codegen import CODEGEN
     from .passes.desugar import DESUGAR
     from .passes.flatten import FLATTEN
@@ -75,7 +82,15 @@ def default_passes() -> list[Pass]:
 
 
 def stage_names() -> tuple[str, ...]:
-    return FRONT_END + ("desugar", "shape", "regularity", "flatten", "fuse", "codegen")
+    """Every stage, in order."""
+    return STAGES
+
+
+def previous_stage(name: str) -> str | None:
+    """The stage before `name` (None for the first stage and for a name that is no stage)."""
+    names = stage_names()
+    index = names.index(name) if name in names else 0
+    return names[index - 1] if index > 0 else None
 
 
 def _analysis_changed(facts: Mapping[int, Any]) -> bool:
