@@ -102,7 +102,7 @@ def _read(path: str) -> str | None:
 
 
 def _stages(args: argparse.Namespace) -> int:
-    from .passes.pipeline import LATER_STAGES, stage_names
+    from .compiler import LATER_STAGES, stage_names
     from .session import Session
     names = stage_names()
     if args.stage in LATER_STAGES:

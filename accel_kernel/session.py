@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from . import targets
+from . import compiler, targets
 from .boundary import accel_errors
 from .lang import ast
 from .lang.builtins import BUILTINS
@@ -36,6 +36,7 @@ from .lang.parser import KEYWORDS, parse_program
 from .lang.source import Source
 from .lang.typecheck import CheckResult, GlobalEnv, bound_names, check_program
 from .lang.types import Scheme, Type, show_scheme
+from .passes.base import Options
 from .runtime.cancel import CancelToken
 from .runtime.deep import deep
 
@@ -202,7 +203,7 @@ class Session:
     @deep
     @_accel_errors_only("stages")
     def stages(self, target: str, name: str = "stages", stop_after: str | None = None):
-        """The compilation stages (`passes.pipeline.Stage` list) of a global def or let named
+        """The compilation stages (`compiler.Stage` list) of a global def or let named
         `target`, or else of `target` read as cell text (an expression, or forms). Nothing is
         evaluated and no global changes; bad text raises AccelError with its position."""
         program, checked = self._target_program(target, name)
@@ -270,7 +271,6 @@ class Session:
 
     def _pipeline(self, program: ast.Program, checked: CheckResult, stop_after: str | None,
                   target: str | None = None):
-        from .passes.pipeline import Options, default_passes, run_pipeline
         from dataclasses import replace
         definitions = {n: g.form for n, g in self._globals.items() if isinstance(g.form, ast.Def)}
         # the types of earlier cells too: a pass may inline their defs
@@ -278,8 +278,9 @@ class Session:
                           instantiations=ChainMap(checked.instantiations, self._instantiations))
         options = Options(global_reps=self._global_reps(),
                           seq_inner=(target or self.target) != "numpy")
-        return run_pipeline(program, checked, self._env(), definitions, self._ids,
-                            default_passes(), options=options, stop_after=stop_after)
+        return compiler.run_pipeline(program, checked, self._env(), definitions, self._ids,
+                                     compiler.default_passes(), options=options,
+                                     stop_after=stop_after)
 
     def _global_reps(self) -> dict[str, Any]:
         """The flat representation of every global let's value (computed once per value)."""

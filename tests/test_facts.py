@@ -104,7 +104,7 @@ def _stages(session: Session, text: str):
 
 
 def _node(stage, kind, text: str):
-    from accel_kernel.passes.pipeline import show_node
+    from accel_kernel.passes.base import show_node
     return next(n for f in stage.program.forms for n in ast.walk(f)
                 if isinstance(n, kind) and show_node(n) == text)
 

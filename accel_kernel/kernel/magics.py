@@ -241,7 +241,7 @@ def _compile_stages(ctx: MagicContext, target: str, magic: str,
 
 def _stage_and_target(args: str, magic: str) -> tuple[str, str]:
     """`STAGE [NAME|EXPR]`; the stage name is checked before anything is compiled."""
-    from ..passes.pipeline import LATER_STAGES, stage_names
+    from ..compiler import LATER_STAGES, stage_names
     stage, _, target = args.strip().partition(" ")
     if not stage:
         raise MagicError(f"%{magic} needs a stage name\n{MAGICS[magic].usage}")
@@ -341,7 +341,7 @@ def _step(ctx: MagicContext, args: str) -> MagicOutput:
 
 
 def _stage_details() -> str:
-    from ..passes.pipeline import stage_names
+    from ..compiler import stage_names
     return (f"    STAGE: {' '.join(stage_names())}\n"
             "    NAME: a def or let of this session (default: the last one); or any EXPR\n"
             "    nodes are numbered #id, the same in every stage and in the source listing\n")

@@ -1,1 +1,2 @@
-"""Compiler passes after the front end (DESIGN.md, "The pipeline"); see `pipeline`."""
+"""Compiler passes after the front end, each a pure function of its input (`base.py`: what a
+pass is); `compiler.py`, above this package, runs them in order."""

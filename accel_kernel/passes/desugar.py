@@ -33,7 +33,7 @@ from .desugar_build import (EMPTY, LIBRARY_NAMES, Binding, Builder, Redefined, S
                             is_int_lit, map_children)
 from .desugar_comprehension import translate
 from .desugar_inline import inline
-from .pipeline import PassContext, PassOutput
+from .base import PassContext, PassOutput
 
 
 class Desugarer(Binders):

@@ -19,7 +19,7 @@ from typing import Any, Callable
 from ..lang import ast
 from ..lang.source import Span
 from ..lang.types import Type
-from .pipeline import PassContext
+from .base import PassContext
 
 
 class Shadowed(Exception):

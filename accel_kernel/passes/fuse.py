@@ -44,7 +44,7 @@ from ..ir.flat import (Assert, Atom, Block, Filter, FlatForm, FlatProgram, FVar,
                        ScalarFn, ScalarRep, Scan, SegmentIds, SegmentIota, SegReduce, Stmt,
                        TupleRep, Values, blocks_of)
 from ..ir.flat_printer import print_stmt
-from .pipeline import PassContext, PassOutput
+from .base import PassContext, PassOutput
 
 ELEMENT = "element"      # roles of a statement
 TERMINAL = "terminal"

@@ -47,7 +47,7 @@ from typing import Mapping
 
 from ..lang import ast
 from ..lang.types import Array, Seq, Tuple, Type
-from .pipeline import PassContext, PassOutput, RewriteLog
+from .base import PassContext, PassOutput, RewriteLog
 from .shape_terms import (Cond, Const, Function, Generate, Index, IndexVar, Label, Project,
                           Read, Scalar, Shape, TupleShape, Unknown, Var, has_arrays, index_vars,
                           level_of, _children)

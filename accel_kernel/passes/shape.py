@@ -25,7 +25,7 @@ from ..lang import ast
 from ..lang.builtins import BUILTINS
 from ..lang.types import Func, Type
 from ..lang.types import Tuple as TupleType
-from .pipeline import PassContext, PassOutput
+from .base import PassContext, PassOutput
 from .shape_rules import Simplifier, equivalent
 from .shape_terms import (FUNCTION, SCALAR, Cond, Const, Function, Generate, Index, IndexVar,
                           Label, Length, Project, Read, Scalar, Shape, Size, SizeLit, SizeOp,

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..backends.numpy.costs import Counters
 from ..backends.numpy.values import Segs
-from ..passes.pipeline import Stage
+from ..compiler import Stage
 
 LIMIT = 12          # array elements shown before eliding the middle
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 import html
 from typing import Any, Iterable, Mapping
 
+from ..compiler import Stage
 from ..ir import flat as F
 from ..ir.flat_printer import print_flat, print_op
-from ..passes.pipeline import Stage
 from .colourings import GREEN, GREY, ORANGE, WHITE, YELLOW
 
 KERNEL_FILL = "#eef3fb"       # the box of a fused kernel

@@ -1,4 +1,4 @@
-"""Graphviz DOT of one compilation stage (`passes.pipeline.Stage`): pure, no rendering here.
+"""Graphviz DOT of one compilation stage (`compiler.Stage`): pure, no rendering here.
 
 The drawing is a data-flow graph of the stage's program, top to bottom:
 
@@ -28,14 +28,12 @@ import textwrap
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Mapping
 
+from ..compiler import Stage, previous_stage
 from ..lang import ast
 from ..lang import types as T
 from ..lang.builtins import BUILTINS
 from ..lang.printer import print_expr, print_pattern
-from ..passes.pipeline import Stage
 from .colourings import COLOURINGS, DEFAULT_COLOURING, Colouring, NodeInfo, has_array
-
-STAGE_ORDER = ("parse", "typed", "desugar", "shape", "regularity", "flatten", "fuse", "codegen")
 
 FONT = "Helvetica,Arial,sans-serif"
 CODE_FONT = "Menlo,Consolas,DejaVu Sans Mono,monospace"
@@ -482,21 +480,21 @@ def stage_dot(stage: Stage, *, highlight: Iterable[int] = (), known: set[int] | 
     """The DOT text of a stage. `types` stands in for the stage's own when it has none (the
     `parse` stage, drawn with the types of `typed` so that both have the same nodes). `run`
     (a `viz.flat_run.FlatRun`) adds the values on real data to a flat program's nodes."""
+    if previous is None:
+        previous = previous_stage(stage.name)
     if not isinstance(stage.program, ast.Program):      # a flat program (`flatten` on)
         from .flat_views import flat_dot
         from .flat_run import format_flat
         values = run.labels() if run is not None else None
         inputs = {n: format_flat(v, 8) for n, v in run.inputs.items()} if run else None
         return flat_dot(stage, highlight=highlight, title=title, values=values, inputs=inputs,
-                        previous=previous if previous is not None else _previous(stage.name))
+                        previous=previous)
     use_types = stage.types or types or {}
     builder = _Builder(use_types)
     builder.forms(stage.program.forms)
     colouring = COLOURINGS.get(stage.name, DEFAULT_COLOURING)
     source_ids = {n.id for form in stage.source.forms for n in ast.walk(form)}
     highlighted = set(highlight)
-    if previous is None:
-        previous = _previous(stage.name)
 
     out = ["digraph accel {",
            f'  graph [rankdir=TB, fontname="{FONT}", fontsize=11, nodesep=0.25, ranksep=0.3,'
@@ -567,13 +565,6 @@ def stage_dot(stage: Stage, *, highlight: Iterable[int] = (), known: set[int] | 
         out.append(f"  {source} -> {target} [style=invis, weight=0];")
     out.append("}")
     return "\n".join(out) + "\n"
-
-
-def _previous(name: str) -> str | None:
-    if name in STAGE_ORDER:
-        index = STAGE_ORDER.index(name)
-        return STAGE_ORDER[index - 1] if index > 0 else None
-    return None
 
 
 def _graph_label(stage: Stage, colouring: Colouring, title: str | None,

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
+from ..compiler import Stage
 from ..lang import ast
 from ..lang.types import show
-from ..passes.pipeline import Stage
 
 
 def stage_json(stage: Stage) -> dict[str, Any]:

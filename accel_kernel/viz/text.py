@@ -13,19 +13,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from ..compiler import Stage, previous_stage
 from ..lang import ast
 from ..lang import types as T
 from ..lang.printer import print_form_wrapped
-from ..passes.pipeline import Stage
-from .graphs import STAGE_ORDER, node_ids
+from .graphs import node_ids
 
 LISTING_ID_COLUMN = 44     # where the ids start on a source listing line (at the latest)
 
 
 def stage_header(stage: Stage, previous: str | None = None) -> str:
     """`-- stage shape: 7 rules, 0.3 ms` or `-- stage desugar: unchanged from typed`."""
-    if previous is None and stage.name in STAGE_ORDER[1:]:
-        previous = STAGE_ORDER[STAGE_ORDER.index(stage.name) - 1]
+    if previous is None:
+        previous = previous_stage(stage.name)
     if not stage.changed:
         return f"-- stage {stage.name}: unchanged from {previous or 'the stage before'}"
     parts = []

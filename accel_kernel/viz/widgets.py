@@ -18,8 +18,9 @@ import html
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+from ..compiler import Stage
 from ..lang import types as T
-from ..passes.pipeline import Stage, Step
+from ..passes.base import Step
 from .flat_run import format_flat
 from .graphs import node_ids, stage_dot
 from .render import HINT, RenderError, render_svg

@@ -7,13 +7,13 @@ from dataclasses import dataclass
 
 import pytest
 
+from accel_kernel import compiler
 from accel_kernel.kernel import magics
 from accel_kernel.kernel.magics import MagicContext, MagicError, parse_magic, run_magic
 from accel_kernel.lang import ast
 from accel_kernel.lang import types as T
 from accel_kernel.lang.errors import AccelError
-from accel_kernel.passes import pipeline
-from accel_kernel.passes.pipeline import PassOutput
+from accel_kernel.passes.base import PassContext, PassOutput
 from accel_kernel.session import Session
 from accel_kernel.viz import render
 
@@ -39,7 +39,7 @@ class FakeRegularity:
     name = "regularity"
     transforms = False
 
-    def run(self, program: ast.Program, ctx: pipeline.PassContext) -> PassOutput:
+    def run(self, program: ast.Program, ctx: PassContext) -> PassOutput:
         facts = {}
         for form in program.forms:
             for node in ast.walk(form):
@@ -52,7 +52,7 @@ class FakeRegularity:
 
 @pytest.fixture
 def ctx(monkeypatch) -> MagicContext:
-    monkeypatch.setattr(pipeline, "default_passes", lambda: [FakeRegularity()])
+    monkeypatch.setattr(compiler, "default_passes", lambda: [FakeRegularity()])
     session = Session(target="interp")
     session.execute(SMALL_DEF, name="cell[1]")
     return MagicContext(session, cell_name="cell[2]", line=1)

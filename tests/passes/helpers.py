@@ -1,11 +1,11 @@
 """Running chosen passes on a program text as a session would, and finding bindings."""
 from __future__ import annotations
 
+from accel_kernel.compiler import run_pipeline
 from accel_kernel.lang import ast
 from accel_kernel.lang.parser import parse_program
 from accel_kernel.lang.source import Source
 from accel_kernel.lang.typecheck import check_program
-from accel_kernel.passes.pipeline import run_pipeline
 from accel_kernel.session import Session
 
 

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from accel_kernel.compiler import Stage, run_pipeline
 from accel_kernel.ir.core import verify_core
 from accel_kernel.lang import ast
 from accel_kernel.lang.errors import AccelError
@@ -22,8 +23,8 @@ from accel_kernel.lang.parser import parse_program
 from accel_kernel.lang.printer import print_program
 from accel_kernel.lang.source import Source
 from accel_kernel.lang.typecheck import check_program
+from accel_kernel.passes.base import Options
 from accel_kernel.passes.desugar import DESUGAR
-from accel_kernel.passes.pipeline import Options, Stage, run_pipeline
 from accel_kernel.session import Session
 
 PROGRAMS = sorted((Path(__file__).resolve().parents[1] / "programs").glob("*.accel"))

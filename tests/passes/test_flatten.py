@@ -595,7 +595,7 @@ def test_the_last_refused_constructs_flatten():
 # ---------------------------------------------------------------- the stage and its views
 
 def test_flatten_is_a_stage_of_the_pipeline():
-    from accel_kernel.passes.pipeline import LATER_STAGES, default_passes, stage_names
+    from accel_kernel.compiler import LATER_STAGES, default_passes, stage_names
     assert "flatten" in stage_names() and "flatten" not in LATER_STAGES
     assert FLATTEN in default_passes()
     stage = flatten("let xs = [1, 2]\ndef f (ys: []i64) = map (\\y -> y + xs[0]) ys\nxs")

@@ -6,8 +6,9 @@ from pathlib import Path
 import pytest
 
 from accel_kernel.cli import main
+from accel_kernel.compiler import stage_names
 from accel_kernel.lang import ast
-from accel_kernel.passes.pipeline import PassContext, RewriteLog, stage_names
+from accel_kernel.passes.base import PassContext, RewriteLog
 from accel_kernel.session import Session
 
 PROGRAMS = sorted((Path(__file__).parent.parent / "programs").glob("*.accel"))

@@ -5,12 +5,12 @@ from pathlib import Path
 
 import pytest
 
+from accel_kernel.compiler import run_pipeline
 from accel_kernel.lang import ast
 from accel_kernel.lang.errors import AccelError
 from accel_kernel.lang.parser import parse_program
 from accel_kernel.lang.source import Source
 from accel_kernel.lang.typecheck import check_program
-from accel_kernel.passes.pipeline import run_pipeline
 from accel_kernel.passes.regularity import (REGULARITY, Regularity, ir, meet, meet_nests,
                                             nest_of, parse_nest)
 from accel_kernel.passes.shape import SHAPE, Var

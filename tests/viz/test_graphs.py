@@ -11,12 +11,12 @@ from dataclasses import dataclass
 
 import pytest
 
+from accel_kernel import compiler
 from accel_kernel.lang import ast
 from accel_kernel.lang import types as T
 from accel_kernel.lang.parser import parse_program
 from accel_kernel.lang.source import Source
-from accel_kernel.passes import pipeline
-from accel_kernel.passes.pipeline import PassOutput
+from accel_kernel.passes.base import PassContext, PassOutput
 from accel_kernel.session import Session
 from accel_kernel.viz import colourings, graphs, render, text
 from accel_kernel.viz.colourings import COLOURINGS
@@ -62,7 +62,7 @@ class FakeAnalysis:
         scalar = not isinstance(t, T.Array)
         return FakeRegularity(_nest(t), not scalar, 1 if scalar else None)
 
-    def run(self, program: ast.Program, ctx: pipeline.PassContext) -> PassOutput:
+    def run(self, program: ast.Program, ctx: PassContext) -> PassOutput:
         facts = {}
         for form in program.forms:
             for node in ast.walk(form):
@@ -78,10 +78,10 @@ FAKE_PASSES = [FakeAnalysis("shape"), FakeAnalysis("regularity")]
 
 @pytest.fixture
 def fake_passes(monkeypatch):
-    monkeypatch.setattr(pipeline, "default_passes", lambda: list(FAKE_PASSES))
+    monkeypatch.setattr(compiler, "default_passes", lambda: list(FAKE_PASSES))
 
 
-def stages_of(code: str, target: str) -> list[pipeline.Stage]:
+def stages_of(code: str, target: str) -> list[compiler.Stage]:
     session = Session(target="interp")
     session.execute(code, name="cell[1]")
     return session.stages(target)
@@ -258,7 +258,7 @@ def test_unchanged_stage_says_so():
     program = parse_program(Source("cell[1]", "1 + 2"), session._ids)
     from accel_kernel.lang.typecheck import check_program
     checked = check_program(program, session._env())
-    stages = pipeline.run_pipeline(program, checked, session._env(), {}, session._ids, [])
+    stages = compiler.run_pipeline(program, checked, session._env(), {}, session._ids, [])
     import dataclasses
     same = dataclasses.replace(stages[1], name="desugar", changed=False)
     assert "(unchanged from typed)" in stage_dot(same)

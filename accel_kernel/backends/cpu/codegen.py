@@ -4,25 +4,13 @@ per kernel (`prange` over its elements, segments or rows, inner loops sequential
 each kernel a plain Python *host function* that finds the kernel's size, allocates its
 outputs through the runtime's allocator, calls it and hands back its error flag.
 
-Kernels by kind (`ir.flat.Kernel.kind`; the element code is the kernel's statements, each
-value a local variable, inputs read at the element index):
+Takes the fused program (`passes/fuse.py`), gives a `Module`: the source and, per kernel
+statement, how its host function is called. This module writes the module, each kernel's
+`def` line and its host function; the loops inside a kernel, by its kind
+(`ir.flat.Kernel.kind`: map, redomap, scan, filter, segmented, rows), are written by
+`codegen_body.py`. A push kernel (`xs ++ ys`) is written here whole: one loop per part, each
+writing its own range (no branch per element).
 
-- map: `for i in prange(n)`: the element code, then every written-out value stored at `i`.
-- redomap: the elements split into chunks (a few per thread); each chunk folds its elements
-  from its first one, then the chunks' results are folded from the neutral element once,
-  in order (so any associative operator works, and `ne` is used exactly once).
-- scan: chunks again: their totals, an exclusive fold of the totals, then each chunk scans
-  from its carry (the element code runs twice: nothing is stored in between).
-- filter: a counting pass (each chunk's kept elements, and the reductions over kept
-  elements), the chunks' start positions, then a writing pass that stores the kept values at
-  their positions; with nothing compacted to write out, the counting pass is all.
-- segmented: `for s in prange(segments)`, each segment's elements in order; the segment id
-  and the position in it are the loop's own indices.
-- rows: as segmented, with rows of one width.
-- push: one loop per part of `xs ++ ys`, each writing its own range (no branch per element).
-
-Indices for gathers are `intp`; every gather is bounds checked (IndexError at the
-statement's span, as the `numpy` target reports it), reading only on the in-bounds path.
 The host function checks that every input read at the element index has the kernel's
 length; if not, the kernel does not run and its error waits for the host's own checks
 (`length_checks`, `ErrorTable.deferred`).
@@ -35,26 +23,13 @@ from typing import Any
 
 from ...ir import flat as F
 from ...ir.flat_printer import print_stmt
+from ...passes.base import PassContext, PassOutput
+from .codegen_body import (DTYPES, KernelBody, element_type, op_reads, python_name,
+                           split_at_filter)
 from .errors import ERR_LENGTH, ErrorTable
-from .python_code import python_name as _python_name
-from .scalar_arith import literal
 from .scalar_source import free_parameters, scalar_function
 
-DTYPES = {"bool": "np.bool_", "i32": "np.int32", "i64": "np.int64", "f32": "np.float32",
-          "f64": "np.float64"}
 CHUNKS_PER_THREAD = 4
-
-# the names of the generated functions' own variables: an accel name that is one of them
-# gets a trailing `_` in kernels and host functions
-KERNEL_NAMES = frozenset({"n", "chunks", "i", "s", "c", "lo", "hi", "acc", "kept", "pos",
-                          "starts", "counts", "total", "carry", "run", "start", "width",
-                          "alloc", "front", "back", "out", "err", "numba", "prange", "njit",
-                          "np", "len", "int", "max", "min", "range"})
-
-
-def python_name(name: str) -> str:
-    name = _python_name(name)
-    return name + "_" if name in KERNEL_NAMES else name
 
 
 @dataclass(frozen=True)
@@ -92,8 +67,7 @@ class CodegenPass:
     name = "codegen"
     transforms = True
 
-    def run(self, program: F.FlatProgram, ctx: Any) -> Any:
-        from ...passes.pipeline import PassOutput
+    def run(self, program: F.FlatProgram, ctx: PassContext) -> PassOutput:
         module = generate(program)
         for code in module.kernels.values():
             ctx.log.record("KERNEL-FUNCTION", f"kernel {code.kind}",
@@ -112,20 +86,6 @@ class CodegenPass:
 
 
 CODEGEN = CodegenPass()
-
-
-def _elem(rep: Any) -> str:
-    if isinstance(rep, (F.ScalarRep, F.Regular)):
-        return rep.elem
-    raise NotImplementedError(f"cpu: a value of representation {F.show_rep(rep)} in a kernel "
-                              "is not built yet")
-
-
-def _stype(rep: Any) -> Any:
-    """The scalar type of one element of a value of this rep (tuples of them)."""
-    if isinstance(rep, F.TupleRep):
-        return tuple(_stype(p) for p in rep.parts)
-    return _elem(rep)
 
 
 class _ModuleWriter:
@@ -154,7 +114,7 @@ class _ModuleWriter:
     def kernel(self, stmt: F.Stmt) -> None:
         op = stmt.op
         assert isinstance(op, F.Kernel)
-        code = _KernelWriter(self, stmt).write()
+        code = KernelWriter(self, stmt).write()
         self.kernels[stmt.id] = code
 
     def render(self) -> str:
@@ -173,7 +133,10 @@ class _Env:
     whole: set[str] = field(default_factory=set)             # scalar or random-access inputs
 
 
-class _KernelWriter:
+class KernelWriter:
+    """One kernel statement: its inputs and their leaves, the kernel function (its `def` line;
+    its body from `KernelBody`) and its host function."""
+
     def __init__(self, module: _ModuleWriter, stmt: F.Stmt):
         self.module = module
         self.stmt = stmt
@@ -210,7 +173,7 @@ class _KernelWriter:
     def _find_inputs(self) -> None:
         seen: set[str] = set()
         for s in self.body:
-            for v in _reads(s.op):
+            for v in op_reads(s.op):
                 self.reps[v.name] = v.rep
                 if v.name not in self.made and v.name not in seen:
                     seen.add(v.name)
@@ -276,7 +239,7 @@ class _KernelWriter:
             "        out[n + i] = back[i]"]
         params = list(dict.fromkeys([pa, pb]))
         host = [f"def {self.name}_host({', '.join(params + ['alloc'])}):",
-                f"    out = alloc(({pa}.shape[0] + {pb}.shape[0],), {DTYPES[_elem(out.rep)]})",
+                f"    out = alloc(({pa}.shape[0] + {pb}.shape[0],), {DTYPES[element_type(out.rep)]})",
                 f"    {self.name}({pa}, {pb}, out)",
                 "    return (out,), None"]
         return lines, host
@@ -298,7 +261,7 @@ class _KernelWriter:
         sizes = ["n", "chunks"] + (["width"] if kind == "rows" else [])
         lines.append(f"def {self.name}({', '.join(sizes)}, "
                      f"{', '.join(params + out_params + extra + ['err'])}):")
-        body = _Body(self, aligned)
+        body = KernelBody(self, aligned)
         if kind == "map":
             body.map_loop(element_outputs)
         elif kind == "redomap":
@@ -344,7 +307,7 @@ class _KernelWriter:
             if kind in ("redomap", "filter") and _is_scalar_result(t, reductions):
                 continue
             lines.append(f"    out_{python_name(t.name)} = alloc("
-                         f"{self.shape_expr(kind, t, reductions)}, {DTYPES[_elem(t.rep)]})")
+                         f"{self.shape_expr(kind, t, reductions)}, {DTYPES[element_type(t.rep)]})")
         flat_outs = [f"{p}.reshape(-1)" if isinstance(t.rep, F.Regular) and t.rep.rank > 1
                      else p for p, t in zip(out_params, [t for t in outputs
                                                         if "out_" + python_name(t.name)
@@ -354,7 +317,7 @@ class _KernelWriter:
         scalars = [t for t in outputs if kind in ("redomap", "filter")
                    and _is_scalar_result(t, reductions)]
         if checks:      # the outputs, unwritten: their lengths are known, their values not
-            unwritten = [f"{DTYPES[_elem(t.rep)]}(0)" if t in scalars
+            unwritten = [f"{DTYPES[element_type(t.rep)]}(0)" if t in scalars
                          else "out_" + python_name(t.name) for t in outputs]
             lines += ["    if err[0]:",
                       f"        return ({', '.join(unwritten)}{',' if len(unwritten) == 1 else ''}), err"]
@@ -364,7 +327,7 @@ class _KernelWriter:
         """A filter kernel's outputs written at the kept elements' positions (made after its
         filters): only with some does the kernel have a counting pass and `starts`; values
         made before the filters are written at every element, as a map's are."""
-        before, _ = _split_at_filter(self.body)
+        before, _ = split_at_filter(self.body)
         made_before = {t.name for s in before for t in s.targets}
         return [t for t in outputs if not _is_scalar_result(t, reductions)
                 and t.name not in made_before]
@@ -384,7 +347,7 @@ class _KernelWriter:
             if _is_scalar_result(t, reductions):
                 continue
             lines.append(f"    {p} = alloc({self.shape_expr('filter', t, reductions)}, "
-                         f"{DTYPES[_elem(t.rep)]})")
+                         f"{DTYPES[element_type(t.rep)]})")
             outs.append(p)
         scalars = [t for t in outputs if _is_scalar_result(t, reductions)]
         call = f"{self.name}(n, chunks, {', '.join(args + outs + ['starts', 'err'])})"
@@ -454,7 +417,7 @@ class _KernelWriter:
         for v in read if every or self.domain() is not None else read[1:]:  # or the first
             #                                                                     gives n
             reader = next((s for s in self.body if v.name in
-                           {a.name for a in _reads(s.op)}), None)
+                           {a.name for a in op_reads(s.op)}), None)
             what = "map" if reader is None or isinstance(reader.op, F.Map) \
                 else type(reader.op).__name__.lower()
             code = self.module.errors.code("SizeError", what + ": array lengths differ",
@@ -518,7 +481,7 @@ class _KernelWriter:
                 return "(n,)"
             return "()"
         if kind == "filter":
-            before, _ = _split_at_filter(self.body)
+            before, _ = split_at_filter(self.body)
             made_before = {x.name for b in before for x in b.targets}
             return "(n,)" if t.name in made_before else "(total,)"
         rank = t.rep.rank if isinstance(t.rep, F.Regular) else 1
@@ -549,7 +512,7 @@ class _KernelWriter:
                 return f"({rows}, {count} // max(1, {rows}))"
             inner = self.block_shape(op.arr, count)
             return f"(({rows}, ({inner})[0] // max(1, {rows})) + tuple(({inner})[1:]))"
-        sources = [a for a in _reads(op) if isinstance(a.rep, F.Regular)
+        sources = [a for a in op_reads(op) if isinstance(a.rep, F.Regular)
                    and a.rep.rank == t.rep.rank]
         if isinstance(op, (F.Map, F.Values)) and sources:
             return self.block_shape(sources[0], count)
@@ -562,15 +525,9 @@ def _call_and_return(call: str, outputs: list[F.FVar], scalars: list[F.FVar]) ->
     line = f"    {call}"
     if scalars:
         line = f"    ({', '.join('r_' + python_name(t.name) for t in scalars)},) = {call}"
-    results = [f"{DTYPES[_elem(t.rep)]}(r_{python_name(t.name)})" if t in scalars
+    results = [f"{DTYPES[element_type(t.rep)]}(r_{python_name(t.name)})" if t in scalars
                else "out_" + python_name(t.name) for t in outputs]
     return [line, f"    return ({', '.join(results)}{',' if len(results) == 1 else ''}), err"]
-
-
-def _block(header: str, body: list[str]) -> list[str]:
-    """A compound statement (`for`, `if`), or nothing when its body is empty: a loop or a
-    test with nothing to do is left out (Python has no empty blocks)."""
-    return [header, *body] if body else []
 
 
 def _is_terminal(stmt: F.Stmt, kind: str) -> bool:
@@ -584,320 +541,7 @@ def _is_scalar_result(t: F.FVar, reductions: list[F.Stmt]) -> bool:
     return isinstance(t.rep, F.ScalarRep) and any(t in s.targets for s in reductions)
 
 
-def _reads(op: Any) -> list[F.FVar]:
-    out: list[F.FVar] = []
-    for name in op.__dataclass_fields__:
-        value = getattr(op, name)
-        for item in value if isinstance(value, tuple) else (value,):
-            if isinstance(item, F.FVar):
-                out.append(item)
-            elif isinstance(item, F.ScalarFn):
-                out += list(item.free)
-    return out
-
-
 def _atom_code(a: F.Atom) -> str:
     if isinstance(a, F.Const):
         return repr(a.value)
     return f"int({python_name(a.name)})"
-
-
-class _Body:
-    """The body of one kernel function: its loops and the element code of its statements."""
-
-    def __init__(self, kernel: _KernelWriter, aligned: set[str]):
-        self.k = kernel
-        self.aligned = aligned
-        self.lines: list[str] = []
-        self.locals: dict[str, str] = {}
-        self.views: dict[str, tuple[str, tuple]] = {}    # a projected input: (input, path)
-
-    # ------------------------------------------------------------------ element code
-    def value(self, a: F.Atom, index: str = "i") -> str:
-        if isinstance(a, F.Const):
-            return literal(a.value, a.elem).code
-        if a.name in self.locals:
-            return self.locals[a.name]
-        return self.leaf_value(a.name, a.rep, (), index)
-
-    def leaf_value(self, name: str, rep: F.Rep, path: tuple, index: str) -> str:
-        """An input's value: its kernel parameter (read at `index` when the input is read
-        at the element index); a tuple of arrays is a tuple of its parts."""
-        if isinstance(rep, F.TupleRep):
-            parts = [self.leaf_value(name, p, (*path, k), index) for k, p in enumerate(rep.parts)]
-            return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
-        param = self.k.leaf_name.get((name, path), python_name(name))
-        return f"{param}[{index}]" if name in self.aligned else param
-
-    def element(self, stmts: list[F.Stmt], indent: str, index: str = "i",
-                segment: str | None = None, start: str | None = None) -> list[str]:
-        """The code of element-wise statements for the element at `index`."""
-        out = []
-        for s in stmts:
-            op = s.op
-            if isinstance(op, (F.Reduce, F.SegReduce, F.Scan, F.Filter)):
-                continue
-            t = s.targets[0] if s.targets else None
-            local = python_name(t.name) if t is not None else ""
-            if isinstance(op, F.Map):
-                types = [_stype(a.rep) if isinstance(a, F.FVar) else a.elem for a in op.args]
-                fname, _ = self.k.module.scalar_fn(op.fn, types,
-                                                   t.name)
-                args = [self.value(a, index) for a in op.args]
-                args += self.free_args(op.fn)
-                out.append(f"{indent}{local} = {fname}({', '.join(args + ['err'])})")
-            elif isinstance(op, F.Project) and op.tup.name not in self.locals:
-                # a part of an input tuple (or of a part of one): its own parameter
-                name, path = self.views.get(op.tup.name, (op.tup.name, ()))
-                self.views[t.name] = (name, (*path, op.index))
-                self.locals[t.name] = self.leaf_value(name, t.rep, (*path, op.index), index)
-                continue
-            elif isinstance(op, F.Project):
-                out.append(f"{indent}{local} = {self.value(op.tup, index)}[{op.index}]")
-            elif isinstance(op, F.Gather):
-                arr = python_name(op.arr.name)
-                ix = self.value(op.indices, index)
-                code = self.k.module.errors.code(
-                    "IndexError", "index {0} out of bounds for array of length {1}", s.span)
-                at = f"at_{local}"
-                # one unsigned comparison (a negative index is a huge one); the element is
-                # read only on the in-bounds path (an empty array is never read)
-                out += [f"{indent}{at} = numba.intp({ix})",
-                        f"{indent}if numba.uint64({at}) < numba.uint64(len({arr})):",
-                        f"{indent}    {local} = {arr}[{at}]",
-                        f"{indent}else:",
-                        f"{indent}    err[1] = {at}",
-                        f"{indent}    err[2] = len({arr})",
-                        f"{indent}    err[0] = {code}",
-                        f"{indent}    {local} = {arr}.dtype.type(0)"]
-            elif isinstance(op, F.Iota):
-                out.append(f"{indent}{local} = {DTYPES[_elem(t.rep)]}({index})")
-            elif isinstance(op, F.Replicate):
-                out.append(f"{indent}{local} = {self.value(op.x, index)}")
-            elif isinstance(op, (F.Values, F.Reshape)):
-                out.append(f"{indent}{local} = {self.value(op.arr, index)}")
-            elif isinstance(op, F.SegmentIds):
-                out.append(f"{indent}{local} = np.int64({segment})")
-            elif isinstance(op, F.SegmentIota):
-                out.append(f"{indent}{local} = np.int64({index} - {start})")
-            else:
-                raise NotImplementedError(f"cpu: `{type(op).__name__}` in a kernel is not "
-                                          "built yet")
-            if t is not None:
-                self.locals[t.name] = local
-        return out
-
-    def store(self, outputs: list[F.FVar], indent: str, index: str = "i") -> list[str]:
-        return [f"{indent}out_{python_name(t.name)}[{index}] = {self.locals[t.name]}"
-                for t in outputs if t.name in self.locals]
-
-    def operator(self, stmt: F.Stmt) -> str:
-        op = stmt.op
-        elem = _elem(stmt.targets[0].rep)
-        name, _ = self.k.module.scalar_fn(op.op, [elem, elem], stmt.targets[0].name + "_op")
-        return name
-
-    def free_args(self, fn: F.ScalarFn) -> list[str]:
-        """The kernel's names for the leaves of a scalar function's free variables."""
-        params = free_parameters({v.name: v.rep for v in fn.free})
-        return [self.k.leaf_name.get((p.var, p.path)) or self.value(F.FVar(p.var, p.rep))
-                for p in params]
-
-    def op_call(self, fname: str, a: str, b: str, stmt: F.Stmt) -> str:
-        free = self.free_args(stmt.op.op)
-        return f"{fname}({', '.join([a, b] + free + ['err'])})"
-
-    # ------------------------------------------------------------------ kinds
-    def map_loop(self, outputs: list[F.FVar]) -> None:
-        element = self.element(self.k.body, " " * 8) + self.store(outputs, " " * 8)
-        self.lines += _block("    for i in prange(n):", element)
-
-    def chunks(self) -> None:
-        """`chunks` (a few per thread, at most one per element) comes from the host."""
-
-    def redomap(self, outputs: list[F.FVar], reductions: list[F.Stmt]) -> None:
-        self.chunks()
-        ops = {s.id: self.operator(s) for s in reductions}
-        accs = [python_name(s.targets[0].name) for s in reductions]
-        for s, acc in zip(reductions, accs):
-            self.lines.append(f"    part_{acc} = np.empty(max(chunks, 1), "
-                              f"{DTYPES[_elem(s.targets[0].rep)]})")
-        self.lines += ["    for c in prange(chunks):",
-                       "        lo = c * n // chunks",
-                       "        hi = (c + 1) * n // chunks"]
-        # the chunk's first element starts each fold; the others are folded in
-        self.locals = {}
-        self.lines += self.element(self.k.body, " " * 8, index="lo")
-        self.lines += self.store(outputs, " " * 8, index="lo")
-        for s, acc in zip(reductions, accs):
-            self.lines.append(f"        acc_{acc} = {self.value(s.op.arr, 'lo')}")
-        self.locals = {}
-        self.lines.append("        for i in range(lo + 1, hi):")
-        self.lines += self.element(self.k.body, " " * 12)
-        self.lines += self.store(outputs, " " * 12)
-        for s, acc in zip(reductions, accs):
-            self.lines.append(f"            acc_{acc} = "
-                              + self.op_call(ops[s.id], f"acc_{acc}", self.value(s.op.arr), s))
-        for acc in accs:
-            self.lines.append(f"        part_{acc}[c] = acc_{acc}")
-        for s, acc in zip(reductions, accs):       # the chunks in order, from `ne` once
-            self.lines += [f"    {acc} = {self.value(s.op.ne)}",
-                           "    for c in range(chunks):",
-                           f"        {acc} = " + self.op_call(ops[s.id], acc, f"part_{acc}[c]", s)]
-        self.lines.append(f"    return ({', '.join(accs)},)")
-
-    def scan(self, outputs: list[F.FVar], terminals: list[F.Stmt]) -> None:
-        (scan,) = [s for s in terminals if isinstance(s.op, F.Scan)]
-        fname = self.operator(scan)
-        out = python_name(scan.targets[0].name)
-        dtype = DTYPES[_elem(scan.targets[0].rep)]
-        self.chunks()
-        self.lines += [f"    total = np.empty(max(chunks, 1), {dtype})",
-                       "    for c in prange(chunks):",
-                       "        lo = c * n // chunks",
-                       "        hi = (c + 1) * n // chunks"]
-        self.locals = {}
-        self.lines += self.element(self.k.body, " " * 8, index="lo")
-        self.lines.append(f"        acc = {self.value(scan.op.arr, 'lo')}")
-        self.locals = {}
-        self.lines.append("        for i in range(lo + 1, hi):")
-        self.lines += self.element(self.k.body, " " * 12)
-        self.lines.append("            acc = " + self.op_call(fname, "acc", self.value(scan.op.arr), scan))
-        self.lines += ["        total[c] = acc",
-                       f"    carry = np.empty(max(chunks, 1), {dtype})",
-                       f"    run = {self.value(scan.op.ne)}",
-                       "    for c in range(chunks):",
-                       "        carry[c] = run",
-                       "        run = " + self.op_call(fname, "run", "total[c]", scan),
-                       "    for c in prange(chunks):",
-                       "        lo = c * n // chunks",
-                       "        hi = (c + 1) * n // chunks",
-                       "        acc = carry[c]",
-                       "        for i in range(lo, hi):"]
-        self.locals = {}
-        self.lines += self.element(self.k.body, " " * 12)
-        self.lines.append("            acc = " + self.op_call(fname, "acc", self.value(scan.op.arr), scan))
-        self.lines.append(f"            out_{out}[i] = acc")
-        self.lines += self.store([t for t in outputs if t.name != scan.targets[0].name], " " * 12)
-
-    def filter(self, outputs: list[F.FVar], reductions: list[F.Stmt]) -> None:
-        """With compacted outputs, a counting function `<name>_count` (kept elements per
-        chunk) runs first and the kernel writes the kept values from each chunk's start
-        position (`starts`); reductions over the kept elements are folded in the kernel."""
-        filters = [s for s in self.k.body if isinstance(s.op, F.Filter)]
-        keep = filters[0].op.keep
-        before, after = _split_at_filter(self.k.body)
-        made_before = {t.name for s in before for t in s.targets}
-        full = [t for t in outputs if t.name in made_before]          # over all elements
-        compacted = self.k.compacted(outputs, reductions)
-        ops = {s.id: self.operator(s) for s in reductions}
-        accs = [python_name(s.targets[0].name) for s in reductions]
-        over_all = {s.id for s in reductions if s in before}
-        if compacted:
-            self.locals = {}
-            count = ["@njit(parallel=True, cache=True)",
-                     f"def {self.k.name}_count(n, chunks, "
-                     f"{', '.join(self.param_names() + ['err'])}):",
-                     "    counts = np.zeros(chunks, np.int64)",
-                     "    for c in prange(chunks):",
-                     "        lo = c * n // chunks",
-                     "        hi = (c + 1) * n // chunks",
-                     "        kept = 0",
-                     "        for i in range(lo, hi):"]
-            count += self.element(before, " " * 12)
-            count += [f"            if {self.value(keep)}:", "                kept += 1",
-                      "        counts[c] = kept", "    return counts"]
-            self.k.module.functions.append("\n".join(count))
-        self.chunks()
-        for s, acc in zip(reductions, accs):
-            self.lines += [f"    part_{acc} = np.empty(max(chunks, 1), "
-                           f"{DTYPES[_elem(s.targets[0].rep)]})",
-                           f"    have_{acc} = np.zeros(max(chunks, 1), np.bool_)"]
-        self.lines += ["    for c in prange(chunks):",
-                       "        lo = c * n // chunks",
-                       "        hi = (c + 1) * n // chunks"]
-        if compacted:
-            self.lines.append("        pos = starts[c]")
-        for s, acc in zip(reductions, accs):
-            self.lines += [f"        acc_{acc} = {self.value(s.op.ne)}",
-                           f"        first_{acc} = True"]
-        self.locals = {}
-        element = self.element(before, " " * 12)
-        element += self.store(full, " " * 12)
-        for s, acc in zip(reductions, accs):
-            if s.id in over_all:
-                element += self.fold(s, acc, ops[s.id], " " * 12)
-        test = self.value(keep)
-        for f in filters:                # a kept value is the element itself
-            self.locals[f.targets[0].name] = self.value(f.op.arr)
-        kept = self.element(after, " " * 16)
-        for s, acc in zip(reductions, accs):
-            if s.id not in over_all:
-                kept += self.fold(s, acc, ops[s.id], " " * 16)
-        for t in compacted:
-            kept.append(f"                out_{python_name(t.name)}[pos] = "
-                        f"{self.locals[t.name]}")
-        if compacted:
-            kept.append("                pos += 1")
-        element += _block(f"            if {test}:", kept)
-        self.lines += _block("        for i in range(lo, hi):", element)
-        for acc in accs:
-            self.lines += [f"        part_{acc}[c] = acc_{acc}",
-                           f"        have_{acc}[c] = not first_{acc}"]
-        for s, acc in zip(reductions, accs):
-            self.lines += [f"    {acc} = {self.value(s.op.ne)}",
-                           "    for c in range(chunks):",
-                           f"        if have_{acc}[c]:",
-                           f"            {acc} = " + self.op_call(ops[s.id], acc, f"part_{acc}[c]", s)]
-        if accs:
-            self.lines.append(f"    return ({', '.join(accs)},)")
-
-    def fold(self, s: F.Stmt, acc: str, fname: str, indent: str) -> list[str]:
-        """Fold the element into a chunk's accumulator (its first element starts it)."""
-        v = self.value(s.op.arr)
-        return [f"{indent}if first_{acc}:", f"{indent}    acc_{acc} = {v}",
-                f"{indent}    first_{acc} = False", f"{indent}else:",
-                f"{indent}    acc_{acc} = " + self.op_call(fname, f"acc_{acc}", v, s)]
-
-    def param_names(self) -> list[str]:
-        return self.k.param_names()
-
-    def segmented(self, kind: str, outputs: list[F.FVar], reductions: list[F.Stmt]) -> None:
-        if kind == "segmented":
-            offsets = python_name(self.k.offsets_name())
-            start, end = f"{offsets}[s]", f"{offsets}[s + 1]"
-        else:
-            start, end = "s * width", "(s + 1) * width"
-        ops = {s.id: self.operator(s) for s in reductions}
-        self.lines += ["    for s in prange(n):", f"        start = {start}"]
-        for s in reductions:
-            acc = python_name(s.targets[0].name)
-            self.lines.append(f"        acc_{acc} = {self.value(s.op.ne)}")
-        self.locals = {}
-        element = self.element(self.k.body, " " * 12, segment="s", start="start")
-        element += self.store(outputs, " " * 12)
-        for s in reductions:
-            acc = python_name(s.targets[0].name)
-            arr = s.op.values if isinstance(s.op, F.SegReduce) else s.op.arr
-            element.append(f"            acc_{acc} = " + self.op_call(ops[s.id], f"acc_{acc}", self.value(arr), s))
-        self.lines += _block(f"        for i in range(start, {end}):", element)
-        for s in reductions:
-            acc = python_name(s.targets[0].name)
-            self.lines.append(f"        out_{acc}[s] = acc_{acc}")
-
-
-def _split_at_filter(stmts: list[F.Stmt]) -> tuple[list[F.Stmt], list[F.Stmt]]:
-    """The statements over all elements (up to the filters) and those over the kept ones."""
-    filters = [k for k, s in enumerate(stmts) if isinstance(s.op, F.Filter)]
-    kept: set[str] = {stmts[k].targets[0].name for k in filters}
-    before, after = [], []
-    for s in stmts:
-        if isinstance(s.op, F.Filter):
-            continue
-        reads = {v.name for v in _reads(s.op)}
-        if reads & kept:
-            kept |= {t.name for t in s.targets}
-            after.append(s)
-        else:
-            before.append(s)
-    return before, after

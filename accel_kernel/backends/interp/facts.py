@@ -47,7 +47,7 @@ import numpy as np
 
 from ...lang import ast
 from ...lang.errors import AccelError, InternalError
-from ...passes.pipeline import show_node
+from ...passes.base import show_node
 from ...passes.regularity import Nest, Regularity, rule_for
 from ...passes.shape_terms import (Cond, Const, Function, Generate, Index, IndexVar, Label,
                                    Length, Project, Read, Scalar, SizeLit, SizeOp, SizeVar,

@@ -50,7 +50,7 @@ from __future__ import annotations
 from ...ir.flat import FlatProgram
 from ...ir.flat_printer import verify
 from ...lang import ast
-from ..pipeline import PassContext, PassOutput
+from ..base import PassContext, PassOutput
 from .forms import Flattener, flatten_program
 
 

@@ -28,7 +28,7 @@ from ...ir.flat import (Atom, Const, FVar, Iota, Op, Rebuild, Rep, Reshape, Scal
                         TupleRep)
 from ...ir.flat_printer import print_stmt
 from ...lang import ast
-from ..pipeline import PassContext
+from ..base import PassContext
 
 
 # ---------------------------------------------------------------- values

@@ -17,7 +17,7 @@ from ...ir.flat import (Atom, Block, FlatForm, FlatProgram, FVar, MakeTuple, Rep
 from ...lang import ast
 from ...ir.flat_printer import print_stmt
 from ...lang import types as T
-from ..pipeline import PassContext
+from ..base import PassContext
 from .arrays import ArrayRules
 from .context import Builder, Env, FunVal, Leaf
 from .control import ControlRules

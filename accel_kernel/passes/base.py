@@ -1,0 +1,153 @@
+"""What every pass is made of: the rewrite log, the options, the context a pass runs in, its
+output and the `Pass` protocol (the driver that runs the passes is `compiler.py`).
+
+A pass is a name and `run(program, ctx) -> PassOutput`:
+
+- A *transforming* pass (`desugar`) gives a new program. The driver type checks it again:
+  that is the verification after the pass, and it gives every new node its type. A program
+  that no longer checks is a bug of that pass, reported as `PassError` naming it.
+- An *analysis* pass (`shape`, `regularity`) gives the program back unchanged plus `facts`:
+  one fact per node id (a shape descriptor, a regularity triple). Facts accumulate: the
+  `regularity` stage still knows every node's shape.
+- A pass that gives another IR (`flatten` gives a `FlatProgram`) cannot be type checked: it
+  verifies its own output (`verify(program) -> list[str]`, problems as text) and keeps the
+  types and facts of its input. When such a pass raises `NotImplementedError` (a construct it
+  does not handle yet), the pipeline ends before it unless that stage was asked for by name.
+
+Every IR node keeps its source span and its id through all stages; a node a pass creates gets
+a fresh id from `PassContext.fresh_id`. Every rule application goes through `ctx.log.record`,
+so that the views can step through a pass one rule at a time. A pass reads nothing but its
+arguments: no environment variables, no globals, no imports of `viz/`, `kernel/` or
+`backends/` (a back end's own passes import this module, not the other way round).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Mapping, Protocol
+
+from ..lang import ast
+from ..lang.printer import print_expr, print_form, print_pattern
+from ..lang.source import Span
+from ..lang.typecheck import GlobalEnv
+from ..lang.types import Type
+
+
+# ---------------------------------------------------------------- the rewrite log
+
+@dataclass(frozen=True)
+class Step:
+    """One rule application: which rule, on which node, the text before and after."""
+    stage: str
+    rule: str                         # e.g. "comprehension-expand", "S1", "GENERATE-2"
+    node: int                         # id of the node the rule applied to (0: the program)
+    before: str                       # accel-like text
+    after: str
+    span: Span | None = None
+    changed: tuple[int, ...] = ()     # ids of the nodes the step created or gave a new fact
+    note: str = ""                    # why, in words (a fallback's reason, a refused rewrite)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"stage": self.stage, "rule": self.rule, "node": self.node,
+                "before": self.before, "after": self.after,
+                "location": self.span.location() if self.span else None,
+                "changed": list(self.changed), "note": self.note}
+
+
+def show_node(node: ast.Node | str) -> str:
+    """Accel text of a node for the log (patterns and forms included)."""
+    if isinstance(node, str):
+        return node
+    if isinstance(node, (ast.PVar, ast.PWild, ast.PTuple)):
+        return print_pattern(node)
+    if isinstance(node, (ast.Def, ast.GlobalLet, ast.TopExpr)):
+        return print_form(node)
+    return print_expr(node)
+
+
+class RewriteLog:
+    """The steps of one pass, in the order they were taken."""
+
+    def __init__(self, stage: str):
+        self.stage = stage
+        self.steps: list[Step] = []
+
+    def record(self, rule: str, before: ast.Node | str, after: ast.Node | str, *,
+               node: ast.Node | None = None, changed: tuple[int, ...] = (),
+               note: str = "") -> None:
+        """Log one rule application. `node` defaults to `before` when that is a node; its span
+        and id locate the step."""
+        where = node if node is not None else (before if isinstance(before, ast.Node) else None)
+        if not changed and isinstance(after, ast.Node) and after.id:
+            changed = (after.id,)
+        self.steps.append(Step(
+            stage=self.stage, rule=rule, node=where.id if where is not None else 0,
+            before=show_node(before), after=show_node(after),
+            span=where.span if where is not None else None, changed=changed, note=note))
+
+
+# ---------------------------------------------------------------- passes
+
+@dataclass(frozen=True)
+class Options:
+    """Compiler options, passed in explicitly (never read from the environment)."""
+    inline_prelude: bool = True       # desugar inlines calls of prelude and user defs
+    # the flat representation of each global let's value (the session's values: `[r2]` for a
+    # rectangular `[][]` value), so that flatten keeps an earlier cell's regular array regular
+    global_reps: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    # SEQ-INNER (flatten): a per-point reduction over an unlifted array is a loop inside the
+    # scalar function. Off for the `numpy` target, whose scalar functions run lane by lane
+    # in Python loops: there the reduction is flattened (replicated) instead
+    seq_inner: bool = True
+
+
+@dataclass
+class PassContext:
+    """What a pass may use besides its input: fresh ids and names, options, the rewrite log,
+    the types of the input program, and the definitions of the globals it may inline."""
+    stage: str
+    ids: Iterator[int]
+    log: RewriteLog
+    env: GlobalEnv
+    types: Mapping[int, Type]
+    instantiations: Mapping[int, Mapping[str, Type]]
+    definitions: Mapping[str, ast.Def]          # global defs (prelude and user) by name
+    facts: Mapping[str, Mapping[int, Any]]      # facts of the analyses run before this pass
+    options: Options = field(default_factory=Options)
+    _names: set[str] = field(default_factory=set)
+    _next: dict[str, int] = field(default_factory=dict)      # next suffix to try, per base
+
+    def fresh_id(self) -> int:
+        return next(self.ids)
+
+    def fresh_name(self, base: str, avoid: set[str] | frozenset[str] = frozenset()) -> str:
+        """A name not used before in this pass nor in `avoid`: `base_1`, `base_2`, ..."""
+        base = base.rstrip("_0123456789") or "v"
+        k = self._next.get(base, 1)
+        while f"{base}_{k}" in self._names or f"{base}_{k}" in avoid:
+            k += 1
+        self._next[base] = k + 1
+        name = f"{base}_{k}"
+        self._names.add(name)
+        return name
+
+
+@dataclass(frozen=True)
+class PassOutput:
+    program: Any                      # an ast.Program, or another IR (a FlatProgram)
+    facts: Mapping[int, Any] = field(default_factory=dict)   # analyses only
+
+
+class Pass(Protocol):
+    name: str
+    transforms: bool                  # True: gives a new program; False: an analysis
+
+    def run(self, program: ast.Program, ctx: PassContext) -> PassOutput: ...
+
+
+class PassError(Exception):
+    """A pass produced an IR that does not verify: a compiler bug, named after the pass."""
+
+    def __init__(self, stage: str, message: str):
+        super().__init__(f"internal error: the `{stage}` pass produced an invalid program: "
+                         f"{message}")
+        self.stage = stage
