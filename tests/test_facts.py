@@ -18,7 +18,7 @@ from accel_kernel.passes.shape_terms import Const
 from accel_kernel.session import Session
 from test_differential import NOTEBOOKS, code_cells, nested_program
 
-PROGRAMS = sorted((Path(__file__).parent / "programs").glob("*.accel"))
+PROGRAMS = sorted((Path(__file__).parent / "programs").glob("**/*.accel"))    # regressions too
 
 _SESSION: list[Session] = []
 
