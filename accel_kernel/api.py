@@ -45,29 +45,30 @@ class Program:
         """Call the def `entry` with Python arguments on `target` (default `cpu`); return its
         value as numpy/awkward. A construct the target does not build raises
         NotImplementedError (target="interp" runs every program)."""
-        targets.check_target(target)     # an unknown name is the caller's ValueError
-        with accel_errors("call", target):   # the arguments' and result's conversions too
-            params, result = self._signature(entry, args, target)
-            if target in ("numpy", "cpu"):   # numpy and Awkward arrays cross without loops
-                from .backends.numpy.boundary import flat_from_python, python_from_flat
-                flat = [flat_from_python(a, p) for a, p in zip(args, params)]
-                out = self._session.call_flat(entry, flat, params, target)
-                return python_from_flat(out, result)
-            from .values import from_python, to_python
-            values = [from_python(a, p) for a, p in zip(args, params)]
-            return to_python(self._session.call(entry, values), result)
+        chosen = targets.get(target)     # an unknown name is the caller's ValueError
+        with accel_errors("call", chosen.name):   # the arguments' and result's conversions too
+            params, result = self._signature(entry, args, chosen)
+            # the target's boundary: on the flat targets numpy and Awkward arrays cross
+            # without loops; the reference interpreter takes and gives interp values
+            values = [chosen.from_host(a, p) for a, p in zip(args, params)]
+            if chosen.reference:
+                out = self._session.call(entry, values)
+            else:
+                out = self._session.call_flat(entry, values, params, chosen)
+            return chosen.to_host(out, result)
 
     def flat_run(self, entry: str, *args: Any):
         """Flattening on real data: `entry` called on these arguments on the `numpy` target
         with every flat binding's value traced, and work and depth next to the
         interpreter's (`viz.flat_run.FlatRun`: `.text()`, `.dot()`, `.svg()`)."""
-        from .backends.numpy.boundary import flat_from_python
-        with accel_errors("flat_run", "numpy"):
-            params, result = self._signature(entry, args, "numpy")
-            flat = [flat_from_python(a, p) for a, p in zip(args, params)]
+        traced = targets.TRACED
+        with accel_errors("flat_run", traced.name):
+            params, result = self._signature(entry, args, traced)
+            flat = [traced.from_host(a, p) for a, p in zip(args, params)]
             return self._session.flat_call_run(entry, flat, params, result)
 
-    def _signature(self, entry: str, args: tuple, target: str) -> tuple[list[T.Type], T.Type]:
+    def _signature(self, entry: str, args: tuple,
+                   target: targets.Target) -> tuple[list[T.Type], T.Type]:
         """The concrete parameter types and result type of this call of `entry` (checked
         against the arguments' types; the program is run once, first, on the target of this
         first call: its global lets keep those values for every later call)."""

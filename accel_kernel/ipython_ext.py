@@ -25,21 +25,23 @@ class AccelMagics:
     def run(self, code: str, line: str = "") -> Any:
         """Run one cell (on the target `--target NAME` of `line`, else the session's)."""
         self.count += 1
-        default = self.session.target
-        target = default
+        default = self.session.target_record
+        target = default.name
         try:
-            target = _target_option(line) or default
+            target = _target_option(line) or default.name
             self.session.set_target(target)
             result = self.session.execute(code, name=f"accel[{self.count}]")
         except AccelError as err:
             print(err.format())
             return None
         except (NotImplementedError, ValueError) as err:   # not built here; a bad option
-            hint = "; `%%accel --target interp` runs it" if target != "interp" else ""
+            chosen = targets.find(target)          # None for an unknown name
+            hint = "" if chosen is not None and chosen.reference else \
+                "; `%%accel --target interp` runs it"
             print(f"{type(err).__name__}: {err} (target {target}{hint})")
             return None
         finally:
-            self.session.target = default
+            self.session.target_record = default
         for note in result.notes:
             print(note)
         return result.python

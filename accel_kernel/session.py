@@ -13,9 +13,11 @@ any other failure is an `InternalError` naming its stage, a `MemoryError` is `Ou
 
 The prelude (`prelude.accel`) is loaded into every session as ordinary accel definitions.
 
-Cells run on `self.target`, by default `targets.DEFAULT_TARGET` (`cpu`). Whatever the target,
-the session keeps interp values; a construct the target does not build raises
-NotImplementedError (no fallback to `interp`: see `targets`).
+Cells run on `self.target_record` (a `targets.Target`; `self.target` is its name), by default
+`targets.DEFAULT_TARGET` (`cpu`). The session reads the record's fields and calls its `run` and
+`call`; it never compares target names. Whatever the target, the session keeps interp values;
+a construct the target does not build raises NotImplementedError (no fallback to `interp`: see
+`targets`).
 """
 from __future__ import annotations
 
@@ -94,7 +96,7 @@ class _Global:
 class _Snapshot:
     """What `Session.snapshot` saves: the target and a copy of the globals (their entries are
     frozen, so copying the dictionary is enough)."""
-    target: str
+    target: targets.Target
     globals: dict
 
 
@@ -119,12 +121,13 @@ def _accel_errors_only(phase: str):
 
 
 class Session:
-    def __init__(self, target: str = targets.DEFAULT_TARGET, check_facts: bool = False):
+    def __init__(self, target: str | targets.Target = targets.DEFAULT_TARGET,
+                 check_facts: bool = False):
         self.cancel = CancelToken()
         # check the shape and regularity facts of every cell on its data before running it
         # (backends/interp/facts.py): a wrong fact is an InternalError of `regularity`
         self.check_facts = check_facts
-        self.target = targets.check_target(target)
+        self.target_record = targets.get(target)
         self._ids = itertools.count(1)
         self._globals: dict[str, _Global] = {}
         self._types: dict[int, Type] = {}
@@ -141,10 +144,15 @@ class Session:
 
     # ------------------------------------------------------------------ public API
 
-    def set_target(self, name: str) -> None:
-        targets.check_target(name)
-        targets.check_compiler(name)      # a target chosen explicitly is checked at once
-        self.target = name
+    @property
+    def target(self) -> str:
+        """The name of the target cells run on (`target_record` is its record)."""
+        return self.target_record.name
+
+    def set_target(self, target: str | targets.Target) -> None:
+        chosen = targets.get(target)
+        chosen.check_compiler()          # a target chosen explicitly is checked at once
+        self.target_record = chosen
 
     @deep
     @_accel_errors_only("execute")
@@ -161,7 +169,7 @@ class Session:
         finished = time.perf_counter()
         result = self._commit(compiled, values, kind="def")
         result.timings = {"check": checked_at - started}
-        if self.target in FLAT_TARGETS:
+        if not self.target_record.reference:
             result.timings["compile"] = self.last_compile
         result.timings["run"] = finished - checked_at - self.last_compile
         if getattr(values, "costs", None) is not None:
@@ -229,7 +237,8 @@ class Session:
         from .values import format_value
         from .viz.flat_run import FlatRun, interp_costs
         program, checked = self._target_program(target, name)
-        stages = self._pipeline(program, checked, stop_after="flatten", target="numpy")
+        stages = self._pipeline(program, checked, stop_after="flatten",
+                                target=targets.TRACED)
         env = self._flat_globals(_stage(stages, "regularity").program)
         counters = flat_numpy.Counters(trace=[])
         fields: dict[str, Any] = {"inputs": dict(sorted(env.items())), "stages": stages,
@@ -270,14 +279,14 @@ class Session:
                 for stage in stages]
 
     def _pipeline(self, program: ast.Program, checked: CheckResult, stop_after: str | None,
-                  target: str | None = None):
+                  target: targets.Target | None = None):
         from dataclasses import replace
         definitions = {n: g.form for n, g in self._globals.items() if isinstance(g.form, ast.Def)}
         # the types of earlier cells too: a pass may inline their defs
         checked = replace(checked, types=ChainMap(checked.types, self._types),
                           instantiations=ChainMap(checked.instantiations, self._instantiations))
         options = Options(global_reps=self._global_reps(),
-                          seq_inner=(target or self.target) != "numpy")
+                          seq_inner=(target or self.target_record).seq_inner)
         return compiler.run_pipeline(program, checked, self._env(), definitions, self._ids,
                                      compiler.default_passes(), options=options,
                                      stop_after=stop_after)
@@ -303,13 +312,13 @@ class Session:
     def snapshot(self) -> "_Snapshot":
         """The session's state (its globals and target), for `restore`: the kernel makes a
         whole cell, meta-commands included, one transaction with it."""
-        return _Snapshot(self.target, dict(self._globals))
+        return _Snapshot(self.target_record, dict(self._globals))
 
     def restore(self, snapshot: "_Snapshot") -> None:
         """Put back the state of `snapshot` (what a failed cell changed is undone). The types
         of nodes are kept (they are keyed by node ids, never reused); the caches of values
         check the value they were made from; the compiled calls are dropped."""
-        self.target = snapshot.target
+        self.target_record = snapshot.target
         self._globals.clear()
         self._globals.update(snapshot.globals)
         self._flat_calls.clear()
@@ -363,7 +372,7 @@ class Session:
         return Interpreter(values, types, instantiations, cancel=self.cancel)
 
     def _evaluate(self, compiled: _Compiled):
-        if self.target in FLAT_TARGETS and compiled.program.forms \
+        if not self.target_record.reference and compiled.program.forms \
                 and not self._loading_prelude:
             return self._evaluate_flat(compiled)
         types = ChainMap(compiled.checked.types, self._types)
@@ -387,26 +396,21 @@ class Session:
                     instantiations, cancel=self.cancel)
 
     def _evaluate_flat(self, compiled: _Compiled):
-        """Run a cell on a compiled target (`numpy`: the flat IR run with numpy; `cpu`: the
-        fused program with numba kernels), and bring the values back as interp values (what
-        the session keeps, for every target)."""
-        from .backends import numpy as flat_numpy
+        """Run a cell on a compiled target (its program compiled through the target's
+        `last_stage`, then its `run`: `numpy` runs the flat IR with numpy, `cpu` the fused
+        program with numba kernels), and bring the values back as interp values (what the
+        session keeps, for every target)."""
         from .backends.interp.evaluator import CellValues
         from .backends.interp.model import DefFunc
-        targets.check_compiler(self.target)
+        target = self.target_record
+        target.check_compiler()
         started = time.perf_counter()
         stages = self._pipeline(compiled.program, compiled.checked,
-                                stop_after=FLAT_TARGETS[self.target])
+                                stop_after=target.last_stage)
         env = self._flat_globals(_stage(stages, "regularity").program)
-        if self.target == "cpu":
-            from .backends.cpu import driver
-            program = driver.compile_program(stages[-1].program, self.memory)
-            generated = time.perf_counter()
-            out = driver.run(program, env, cancel=self.cancel)
-            self.last_compile = (generated - started) + program.compile_seconds
-        else:
-            self.last_compile = time.perf_counter() - started
-            out = flat_numpy.execute(stages[-1].program, env, cancel=self.cancel)
+        compiled_at = time.perf_counter()
+        out, compile_seconds = target.run(stages[-1].program, env, self.memory, self.cancel)
+        self.last_compile = (compiled_at - started) + compile_seconds
         values = CellValues()
         let_types = {}
         for form in compiled.program.forms:
@@ -418,7 +422,7 @@ class Session:
         values.bindings.update(out.interp_bindings(let_types))
         self._keep_flat(stages[-1].program, out.bindings, values.bindings)
         values.results.extend(out.interp_results(list(compiled.checked.expr_types)))
-        if self.target == "numpy":
+        if target.counts_costs:
             values.costs = out.counters      # work and depth, as the interpreter's
             self.last_counters = out.counters
         return values
@@ -458,26 +462,22 @@ class Session:
     @deep
     @_accel_errors_only("call")
     def call_flat(self, name: str, args: list[Any], params: list[Type],
-                  target: str = "numpy") -> Any:
+                  target: targets.Target = targets.TRACED) -> Any:
         """Call the global def `name` on a compiled target (`numpy` or `cpu`) with flat
-        arguments of the concrete types `params` (`backends.numpy.boundary.flat_from_python`
-        makes them from numpy and Awkward arrays); gives the flat result. The call is
-        compiled as a def whose parameters are annotated with those types, sized where the
-        argument is rectangular (so a regular argument keeps a regular representation), and
-        cached (on `cpu` with its compiled kernels)."""
+        arguments of the concrete types `params` (the target's `from_host` makes them from
+        numpy and Awkward arrays); gives the flat result. The call is compiled as a def whose
+        parameters are annotated with those types, sized where the argument is rectangular
+        (so a regular argument keeps a regular representation), and cached (on `cpu` with
+        its compiled kernels)."""
         from .backends import numpy as flat_numpy
-        stages, env = self._flat_call_stages(name, args, params, FLAT_TARGETS[target])
+        stages, env = self._flat_call_stages(name, args, params, target)
         form = stages[-1].program.forms[0]
-        if target == "cpu":
-            targets.check_compiler(target)
-            from .backends.cpu import driver
-            key = ("compiled", id(stages[-1].program))
-            if key not in self._flat_calls:
-                self._flat_calls[key] = driver.compile_program(stages[-1].program, self.memory)
-            return driver.run_call(self._flat_calls[key], form, args, env, cancel=self.cancel)
+        target.check_compiler()
         counters = flat_numpy.Counters()
-        out = flat_numpy.call(form, args, env, counters=counters, cancel=self.cancel)
-        self.last_counters = counters
+        out = target.call(stages[-1].program, form, args, env, self.memory, self.cancel,
+                          counters, self._flat_calls)
+        if target.counts_costs:
+            self.last_counters = counters
         return out
 
     @deep
@@ -508,14 +508,14 @@ class Session:
         return FlatRun.from_counters(stages[-1], counters, **fields)
 
     def _flat_call_stages(self, name: str, args: list[Any], params: list[Type],
-                          stop_after: str = "flatten"):
-        """The stages (through flatten) of the wrapper def that calls `name` on flat
-        arguments of these types and representations, and the globals it reads; cached
-        until the globals change."""
+                          target: targets.Target = targets.TRACED):
+        """The stages (through the target's last stage) of the wrapper def that calls `name`
+        on flat arguments of these types and representations, and the globals it reads;
+        cached until the globals change."""
         from .backends.numpy.boundary import rep_of_flat
         reps = [rep_of_flat(a, t) for a, t in zip(args, params)]
         annotations = [_annotation(t, r, f"s{k}_") for k, (t, r) in enumerate(zip(params, reps))]
-        key = (name, tuple(annotations), stop_after)
+        key = (name, tuple(annotations), target.name)
         if key not in self._flat_calls:
             form = self._globals[name].form
             own = [p.name for p in getattr(form, "params", ())[:len(args)]
@@ -525,8 +525,8 @@ class Session:
                                                   zip(names, annotations))
                     + f" = {name} {' '.join(names)}")
             compiled = self._compile(text, f"<call of {name}>")
-            stages = self._pipeline(compiled.program, compiled.checked, stop_after=stop_after,
-                                    target="cpu" if stop_after == "fuse" else "numpy")
+            stages = self._pipeline(compiled.program, compiled.checked,
+                                    stop_after=target.last_stage, target=target)
             self._flat_calls[key] = (stages,
                                      self._flat_globals(_stage(stages, "regularity").program))
         return self._flat_calls[key]
@@ -572,10 +572,6 @@ class Session:
     def _info(self, entry: _Global) -> GlobalInfo:
         return GlobalInfo(entry.name, entry.kind, show_scheme(entry.scheme), entry.doc)
 
-
-
-
-FLAT_TARGETS = {"numpy": "flatten", "cpu": "fuse"}     # target -> the last stage it runs
 
 
 def _stage(stages: list, name: str):

@@ -1,4 +1,9 @@
-"""The execution targets a program can run on, which of them are built, and the default.
+"""The execution targets: one `Target` record each, in one table (`TARGETS`, keyed by name).
+
+A target's name is looked up here and nowhere else: `get(name)` gives its record (ValueError
+for an unknown name, NotImplementedError for one not built), and `Session`, `api`, the CLI and
+the kernel then read the record's fields and call its functions; none of them compares target
+names. A new target (`cuda`) is one record here plus its back-end package.
 
 `cpu` (numba-compiled fused kernels) is the default everywhere: `Session()`, `Program.run`,
 `accel run`, the Jupyter kernel and the IPython extension all read `DEFAULT_TARGET`. `interp`
@@ -10,61 +15,162 @@ target whose compiler (numba) cannot be imported, and a construct a compiled tar
 build yet all raise NotImplementedError naming what is missing; nothing is re-run on `interp`
 behind the user's back, so a result always comes from the target the user sees (`%target`).
 Choosing `interp` (`%target interp`, `--target interp`, `target="interp"`) runs everything.
+
+The back ends are imported only when a target first runs something (`import accel_kernel`
+stays light).
 """
 from __future__ import annotations
 
 import importlib
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
 
-TARGETS: dict[str, str] = {
-    "interp": "the reference interpreter (defines the meaning of programs)",
-    "numpy": "the flat segmented IR run with whole-array numpy operations",
-    "cpu": "numba-compiled fused kernels on the CPU",
-    "cuda": "numba.cuda kernels on an NVIDIA GPU",
-}
+
+@dataclass(frozen=True)
+class Target:
+    """One execution target.
+
+    `run(program, globals, memory, cancel) -> (FlatCellValues, compile seconds)` runs a
+    cell's program of stage `last_stage` on the flat values `globals` of the global lets it
+    reads; `call(program, form, args, globals, memory, cancel, counters, cache) -> flat value`
+    calls its def `form` (`cache`: the session's, where a target keeps what it compiled).
+    The value boundary: `from_host(obj, type)` makes the value a call takes from a Python
+    (numpy, Awkward) argument, `to_host(value, type)` the Python result from what it gives.
+    The reference target has no `run` and `call`: the session's interpreter runs the typed
+    AST with interp values (its boundary converts to and from those)."""
+    name: str
+    what: str                                  # what it is, in words
+    last_stage: str | None                     # the last compiler stage its programs need
+    run: Callable[..., tuple[Any, float]] | None = None
+    call: Callable[..., Any] | None = None
+    from_host: Callable[[Any, Any], Any] | None = None
+    to_host: Callable[[Any, Any], Any] | None = None
+    compiler: str | None = None                # the module its compiled code needs
+    reference: bool = False                    # defines what programs mean; runs every one
+    counts_costs: bool = False                 # its runs count work and depth (`Counters`)
+    # SEQ-INNER (`passes.base.Options.seq_inner`): off where scalar functions run lane by lane
+    seq_inner: bool = True
+    pending: str | None = None                 # why it is not built yet; None: built
+
+    @property
+    def built(self) -> bool:
+        return self.pending is None
+
+    def check_compiler(self) -> None:
+        """Raise NotImplementedError when the compiler this target needs cannot be imported.
+        Called when the target is chosen explicitly or first compiles something (not when a
+        session starts, so the kernel and the library start without it)."""
+        if self.compiler is None:
+            return
+        try:
+            importlib.import_module(self.compiler)
+        except ImportError as err:
+            raise NotImplementedError(
+                f"target '{self.name}' ({self.what}) needs {self.compiler}, which cannot be "
+                f"imported ({err}); install {self.compiler}, or choose the target interp"
+            ) from None
+
+
+# ---------------------------------------------------------------- the back ends' entry points
+
+def _interp_from_host(obj: Any, t: Any) -> Any:
+    from .values import from_python
+    return from_python(obj, t)
+
+
+def _interp_to_host(value: Any, t: Any) -> Any:
+    from .values import to_python
+    return to_python(value, t)
+
+
+def _flat_from_host(obj: Any, t: Any) -> Any:
+    from .backends.numpy.boundary import flat_from_python
+    return flat_from_python(obj, t)
+
+
+def _flat_to_host(value: Any, t: Any) -> Any:
+    from .backends.numpy.boundary import python_from_flat
+    return python_from_flat(value, t)
+
+
+def _numpy_run(program, globals, memory, cancel):
+    from .backends import numpy as flat_numpy
+    return flat_numpy.execute(program, globals, cancel=cancel), 0.0
+
+
+def _numpy_call(program, form, args, globals, memory, cancel, counters, cache):
+    from .backends import numpy as flat_numpy
+    return flat_numpy.call(form, args, globals, counters=counters, cancel=cancel)
+
+
+def _cpu_run(program, globals, memory, cancel):
+    from .backends.cpu import driver
+    started = time.perf_counter()
+    compiled = driver.compile_program(program, memory)
+    generated = time.perf_counter()
+    out = driver.run(compiled, globals, cancel=cancel)
+    return out, (generated - started) + compiled.compile_seconds
+
+
+def _cpu_call(program, form, args, globals, memory, cancel, counters, cache):
+    from .backends.cpu import driver
+    key = ("compiled", id(program))
+    if key not in cache:
+        cache[key] = driver.compile_program(program, memory)
+    return driver.run_call(cache[key], form, args, globals, cancel=cancel)
+
+
+# ---------------------------------------------------------------- the table
+
+TARGETS: dict[str, Target] = {t.name: t for t in (
+    Target("interp", "the reference interpreter (defines the meaning of programs)",
+           last_stage="typed", from_host=_interp_from_host, to_host=_interp_to_host,
+           reference=True),
+    Target("numpy", "the flat segmented IR run with whole-array numpy operations",
+           last_stage="flatten", run=_numpy_run, call=_numpy_call,
+           from_host=_flat_from_host, to_host=_flat_to_host, counts_costs=True,
+           seq_inner=False),
+    Target("cpu", "numba-compiled fused kernels on the CPU",
+           last_stage="fuse", run=_cpu_run, call=_cpu_call,
+           from_host=_flat_from_host, to_host=_flat_to_host, compiler="numba"),
+    Target("cuda", "numba.cuda kernels on an NVIDIA GPU", last_stage=None,
+           pending="it arrives with the numba.cuda back end"),
+)}
 
 DEFAULT_TARGET = "cpu"
 
-BUILT: frozenset[str] = frozenset({"interp", "numpy", "cpu"})
+BUILT: frozenset[str] = frozenset(name for name, t in TARGETS.items() if t.built)
 
-_PENDING = {
-    "cuda": "it arrives with the numba.cuda back end",
-}
-
-_COMPILER = {"cpu": "numba"}       # target -> the module its compiled code needs
+REFERENCE = TARGETS["interp"]
+# the target the flat views (`%step flatten`, `Program.flat_run`) run on, every value traced
+TRACED = TARGETS["numpy"]
 
 
-def check_target(name: str) -> str:
-    """Return `name` if it is a built target; raise otherwise, saying why."""
-    if name not in TARGETS:
-        raise ValueError(f"unknown target '{name}': choose one of {', '.join(TARGETS)}")
-    if name not in BUILT:
-        raise NotImplementedError(f"target '{name}' ({TARGETS[name]}) is not built yet: "
-                                  f"{_PENDING[name]}; use --target interp")
-    return name
+def get(target: str | Target) -> Target:
+    """The record of a built target, from its name (or the record itself); raise otherwise,
+    saying why: ValueError for an unknown name, NotImplementedError for one not built."""
+    record = target if isinstance(target, Target) else find(target)
+    if record is None:
+        raise ValueError(f"unknown target '{target}': choose one of {', '.join(TARGETS)}")
+    if not record.built:
+        raise NotImplementedError(f"target '{record.name}' ({record.what}) is not built yet: "
+                                  f"{record.pending}; use --target interp")
+    return record
 
 
-def check_compiler(name: str) -> None:
-    """Raise NotImplementedError when the compiler a target needs cannot be imported. Called
-    when the target first compiles something (not when a session starts, so the kernel and
-    the library start without it)."""
-    module = _COMPILER.get(name)
-    if module is None:
-        return
-    try:
-        importlib.import_module(module)
-    except ImportError as err:
-        raise NotImplementedError(
-            f"target '{name}' ({TARGETS[name]}) needs {module}, which cannot be imported "
-            f"({err}); install {module}, or choose the target interp") from None
+def find(name: str) -> Target | None:
+    """The record named `name`, built or not; None for an unknown name."""
+    return TARGETS.get(name)
 
 
-def describe(current: str) -> str:
+def describe(current: Target) -> str:
     """The targets, one a line, the current one marked, built or not, and the default."""
     lines = []
-    for name, what in TARGETS.items():
-        mark = "*" if name == current else " "
+    for name, target in TARGETS.items():
+        mark = "*" if target is current else " "
         notes = [n for n, on in (("default", name == DEFAULT_TARGET),
-                                 ("not built yet", name not in BUILT)) if on]
+                                 ("not built yet", not target.built)) if on]
         suffix = f" ({', '.join(notes)})" if notes else ""
-        lines.append(f" {mark} {name.ljust(6)}  {what}{suffix}")
+        lines.append(f" {mark} {name.ljust(6)}  {target.what}{suffix}")
     return "\n".join(lines)

@@ -57,8 +57,8 @@ def test_run_defaults_to_cpu_and_gives_the_interpreters_value(monkeypatch):
     used = []
     call_flat = Session.call_flat
 
-    def spy(self, name, args, params, target="numpy"):
-        used.append(target)
+    def spy(self, name, args, params, target):
+        used.append(target.name)
         return call_flat(self, name, args, params, target)
 
     monkeypatch.setattr(Session, "call_flat", spy)

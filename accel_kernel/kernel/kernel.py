@@ -215,9 +215,10 @@ class AccelKernel(Kernel):
             try:
                 result = self.accel.execute(segment.padded_code(), name=name)
             except NotImplementedError as err:     # a construct this target does not build
-                target = self.accel.target
-                raise NotImplementedError(f"{err} (target {target}; `%target interp` runs it)"
-                                          if target != "interp" else str(err)) from None
+                target = self.accel.target_record
+                raise NotImplementedError(str(err) if target.reference else
+                                          f"{err} (target {target.name}; `%target interp` "
+                                          "runs it)") from None
             if silent:
                 continue
             for note in result.notes:

@@ -183,7 +183,7 @@ def _target(ctx: MagicContext, args: str) -> MagicOutput:
         raise MagicError(f"%target takes at most one name\n{MAGICS['target'].usage}")
     if not words:
         return MagicOutput(stdout=[f"target: {ctx.session.target}\n"
-                                   f"{targets.describe(ctx.session.target)}\n"])
+                                   f"{targets.describe(ctx.session.target_record)}\n"])
     try:
         ctx.session.set_target(words[0])
     except ValueError as err:   # an unknown name; NotImplementedError (not built) goes up
