@@ -18,7 +18,7 @@ length; if not, the kernel does not run and its error waits for the host's own c
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ...ir import flat as F
@@ -122,15 +122,6 @@ class _ModuleWriter:
                 "import numba", "import numpy as np", "from numba import njit, prange", "",
                 f"CHUNKS_PER_THREAD = {CHUNKS_PER_THREAD}", ""]
         return "\n".join(head) + "\n\n" + "\n\n\n".join(self.functions) + "\n"
-
-
-@dataclass
-class _Env:
-    """What a name is inside a kernel's loop: a local, an input read at the element index,
-    or an input used whole (a scalar, or an array read at computed indices)."""
-    made: dict[str, str] = field(default_factory=dict)       # accel name -> local variable
-    aligned: set[str] = field(default_factory=set)           # inputs read at the element index
-    whole: set[str] = field(default_factory=set)             # scalar or random-access inputs
 
 
 class KernelWriter:
