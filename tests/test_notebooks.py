@@ -11,6 +11,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+pytestmark = pytest.mark.notebook          # `-m "not notebook"` skips these
+
 REPO = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = REPO / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))

@@ -27,3 +27,11 @@ def accel_kernelspec(tmp_path_factory: pytest.TempPathFactory) -> Path:
         os.environ.pop("JUPYTER_PATH", None)
     else:
         os.environ["JUPYTER_PATH"] = previous
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test of this folder is marked `kernel` (`-m "not kernel"` skips them)."""
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.kernel)

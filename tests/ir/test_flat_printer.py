@@ -14,7 +14,7 @@ from accel_kernel.lang import ast
 from accel_kernel.lang.errors import AccelError
 from accel_kernel.session import Session
 
-PROGRAMS = sorted((Path(__file__).parent.parent / "programs").glob("*.accel"))
+PROGRAMS = sorted((Path(__file__).parent.parent / "programs").glob("**/*.accel"))
 
 ROWSUMS = """\
 def rowsums (xss_1: [seg][r1]i64) =
@@ -63,18 +63,19 @@ expr =
 """
 
 
-def flat_of(path: Path):
+def flat_of(path: Path, stage: str = "flatten"):
     text = path.read_text()
     try:
         Session().check(text, path.name)
     except AccelError:
         return None
-    return Session().program_stages(text, path.name, stop_after="flatten")[-1].program
+    return Session().program_stages(text, path.name, stop_after=stage)[-1].program
 
 
+@pytest.mark.parametrize("stage", ["flatten", "fuse"])
 @pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
-def test_every_flattened_program_prints_parses_back_and_verifies(path):
-    program = flat_of(path)
+def test_every_flattened_and_fused_program_prints_parses_back_and_verifies(path, stage):
+    program = flat_of(path, stage)
     if program is None:
         pytest.skip("a compile-time error: nothing to flatten")
     assert verify(program) == []
