@@ -11,7 +11,7 @@ from accel_kernel.lang import ast
 from accel_kernel.passes.base import PassContext, RewriteLog
 from accel_kernel.session import Session
 
-PROGRAMS = sorted((Path(__file__).parent.parent / "programs").glob("*.accel"))
+PROGRAMS = sorted((Path(__file__).parent / "programs").glob("*.accel"))
 COMPILE_ERRORS = ("SyntaxError", "TypeError", "NameError")
 
 
@@ -45,7 +45,7 @@ def test_accel_stages_on_every_program(path, capsys):
 
 
 def test_ids_are_unique_in_every_stage():
-    source = (Path(__file__).parent.parent / "programs" / "pythagorean_triples.accel").read_text()
+    source = (Path(__file__).parent / "programs" / "pythagorean_triples.accel").read_text()
     for stage in Session().program_stages(source, "p.accel"):
         ids = [node.id for node in stage.nodes()]
         assert len(ids) == len(set(ids)), stage.name
