@@ -264,16 +264,12 @@ class ControlRules:
             lambda s, inner: self.apply_value(f, [s], node, inner), node, env,
             env.trusted and self._keeps_shape(node))
 
-    def _keeps_shape(self, node: ast.Node) -> bool:
-        shape = self.fact("shape", node)
-        return shape is not None and not (isinstance(shape, Label) and shape.origin == node.id)
-
-    def _steps_keep_shape(self, node: ast.Node, elements: bool = False) -> bool:
-        """Whether the operator of the `reduce` (`scan`: `elements`) `node` keeps the
-        accumulator's shape (FOLD): the node's shape fact (a scan's elements') is not a
-        label the node made. Only then may the state of its sequential loop inside a map be
-        a regular block: otherwise the points' accumulators differ in length once some
-        points have run out of elements while others go on."""
+    def _keeps_shape(self, node: ast.Node, elements: bool = False) -> bool:
+        """Whether the loop (`while`, or the operator of the `reduce`; `scan`: `elements`)
+        `node` keeps its state's shape (FOLD): the node's shape fact (a scan's elements') is
+        not a label the node made. Only then may the state of its loop inside a map be a
+        regular block: otherwise the points' states differ in length once some points have
+        stopped while others go on."""
         shape = self.fact("shape", node)
         if elements and isinstance(shape, Generate):
             shape = shape.body

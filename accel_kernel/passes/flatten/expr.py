@@ -15,7 +15,7 @@ from typing import Any
 
 from ...ir import core
 from ...ir.assert_message import field
-from ...ir.flat import (Assert, Atom, Const, FVar, Literal, Rebuild, Reduce, Regular, Reshape,
+from ...ir.flat import (Assert, Const, FVar, Literal, Rebuild, Reduce, Regular, Reshape,
                         ScalarRep, SegReduce, Segmented, TupleRep)
 from ...lang import ast
 from ...lang import types as T
@@ -394,8 +394,7 @@ class Expressions:
             first = self.b.emit(Reduce(self.lam(FIRST), Const(-1, "i64"), lens),
                                 ScalarRep("i64"), "first")
             env = self._size_of_first(elem.size, Leaf(first), env)
-            m = self.lookup(env, elem.size).atom if isinstance(elem.size, str) \
-                else Const(elem.size, "i64")
+            m = self.size_value(elem.size, env).atom
             ok = self.mapf("\\l -> l == m", [lens], "bool", "ok", m=m)
             self.b.check(Assert(ok, "SizeError", _expected(elem.size, m, lens)))
         inner = flat
@@ -458,7 +457,7 @@ class Expressions:
         first = self.b.emit(SegReduce(self.lam(FIRST), Const(-1, "i64"), per_point, lens),
                             Regular("i64", 1), "first")
         env = self._size_of_first(size, Leaf(first, level), env)
-        want = self.lookup(env, size) if isinstance(size, str) else Leaf(Const(size, "i64"))
+        want = self.size_value(size, env)
         row_want = self.gather(self.to_level(want, level).atom, self.segment_ids(per_point))
         ok = self.mapf("\\l w -> l == w", [lens, row_want], "bool", "ok")
         self.b.check(Assert(ok, "SizeError", _expected(size, row_want, lens)))
@@ -477,8 +476,7 @@ class Expressions:
                 return env.bind(size, length)
             value = self.compute("if r then l else 0", {"r": reached, "l": length}, "i64", env)
             return env.bind(size, value).bind(PROVISIONAL + size, (value, reached))
-        expected = self.lookup(env, size) if isinstance(size, str) \
-            else Leaf(Const(size, "i64"))
+        expected = self.size_value(size, env)
         mark = env.scope.get(PROVISIONAL + size) if isinstance(size, str) else None
         earlier = mark[1] if mark is not None and mark[0] is expected else None
         if check:
@@ -501,23 +499,9 @@ class Expressions:
         return env.bind(PROVISIONAL + size, (value, self.compute(
             "q || r", {"q": earlier, "r": reached}, "bool", env)))
 
-    def compute(self, body: str, args: dict[str, Leaf], out: str, env: Env) -> Leaf:
-        return self.compute_with(body, args, out, env)[0]
-
-    def compute_with(self, body: str, args: dict[str, Leaf], out: str,
-                     env: Env) -> tuple[Leaf, dict[str, Atom]]:
-        """Scalar code `body` of the named values at the deepest level among them (one
-        `scalar` when none is lifted, else one `map` over the lifted ones), and the atoms it
-        read (the lifted ones brought to that level)."""
-        lifted = [name for name, leaf in args.items() if leaf.level is not None]
-        unlifted = {name: leaf.atom for name, leaf in args.items() if leaf.level is None}
-        if not lifted:
-            return Leaf(self.scalarf(body, out, "v", **unlifted)), unlifted
-        home = self._deepest([args[name].level for name in lifted], env)
-        atoms = {name: self.to_level(args[name], home).atom for name in lifted}
-        lam = "\\" + " ".join(lifted) + " -> " + body
-        x = self.mapf(lam, list(atoms.values()), out, "v", **unlifted)
-        return Leaf(x, home), {**unlifted, **atoms}
+    def size_value(self, size: str | int, env: Env) -> Leaf:
+        """What a size of an annotation stands for: its literal, or the name's value."""
+        return self.lookup(env, size) if isinstance(size, str) else Leaf(Const(size, "i64"))
 
     # ------------------------------------------------------------------ literals and indexing
     def array_literal(self, e: ast.ArrayLit, env: Env) -> Any:

@@ -25,7 +25,7 @@ from ...ir.flat_printer import make_fn
 from ...lang import ast
 from ...lang.parser import parse_expr
 from ...lang.source import Source
-from .context import Builder, Leaf, Level, TupleVal, Val, leaves, map_leaves, zip_leaves
+from .context import Builder, Env, Leaf, Level, TupleVal, Val, leaves, map_leaves, zip_leaves
 from .reps import row_rep, stack_regular
 
 I64 = ScalarRep("i64")
@@ -81,6 +81,24 @@ class LevelOps:
 
     def scalarf(self, text: str, out: str, base: str = "n", **names: Atom) -> Atom:
         return self.b.emit(Scalar(self.lam(text, **names)), ScalarRep(out), base)
+
+    def compute(self, body: str, args: dict[str, Leaf], out: str, env: Env) -> Leaf:
+        return self.compute_with(body, args, out, env)[0]
+
+    def compute_with(self, body: str, args: dict[str, Leaf], out: str,
+                     env: Env) -> tuple[Leaf, dict[str, Atom]]:
+        """Scalar code `body` of the named values at the deepest level among them (one
+        `scalar` when none is lifted, else one `map` over the lifted ones), and the atoms it
+        read (the lifted ones brought to that level)."""
+        lifted = [name for name, leaf in args.items() if leaf.level is not None]
+        unlifted = {name: leaf.atom for name, leaf in args.items() if leaf.level is None}
+        if not lifted:
+            return Leaf(self.scalarf(body, out, "v", **unlifted)), unlifted
+        home = self._deepest([args[name].level for name in lifted], env)
+        atoms = {name: self.to_level(args[name], home).atom for name in lifted}
+        lam = "\\" + " ".join(lifted) + " -> " + body
+        x = self.mapf(lam, list(atoms.values()), out, "v", **unlifted)
+        return Leaf(x, home), {**unlifted, **atoms}
 
     def length(self, x: Atom) -> Atom:
         return self.b.cached(("length", x), lambda: self.b.emit(Length(x), I64, "len"))

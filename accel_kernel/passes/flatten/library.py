@@ -400,7 +400,7 @@ class LibraryRules(OperatorRules):
                 "-IRREGULAR", ""), node, "the operator works on arrays: a loop over the "
                 "elements"):
             return self.for_loop(ne, n, body, node, env,
-                                 env.trusted and self._steps_keep_shape(node))
+                                 env.trusted and self._keeps_shape(node))
 
     # ------------------------------------------------------------------ histograms
     def _rows_of_elements(self, ix: FVar) -> FVar:
@@ -479,7 +479,7 @@ class LibraryRules(OperatorRules):
                                if row_rep(leaf.rep) != ScalarRep(scalar_elem(leaf.rep))
                                else leaf)
             return self.for_loop(TupleVal((ne, empty)), n, body, node, env,
-                                 env.trusted and self._steps_keep_shape(node, True)).parts[1]
+                                 env.trusted and self._keeps_shape(node, True)).parts[1]
 
     # ------------------------------------------------------------------ filters
     def keep_mask(self, p: Any, xs: Any, node: ast.Node, env: Env) -> Leaf:

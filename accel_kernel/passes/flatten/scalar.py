@@ -463,9 +463,11 @@ def _unlifted_vector(v: Any) -> bool:
 
 
 def _may_fail(e: ast.Expr, env: Env, fl: ScalarCode) -> bool:
-    """Whether scalar code `e` may raise: a partial operator whose right operand is not a
-    literal it is defined for, or anything but operators, builtins, tuples and branches."""
-    if isinstance(e, (ast.Lit, ast.Var)):
+    """Whether the scalar function's own part of `e` may raise: a partial operator whose
+    right operand is not a literal it is defined for, or anything but operators, builtins,
+    tuples and branches. An operand (`xs[i]`, `length xs`) is flattened on its own, in
+    order, before any later one: its errors already come first."""
+    if isinstance(e, (ast.Lit, ast.Var)) or fl.inline_kind(e, env) is None:
         return False
     if isinstance(e, ast.Ascribe):
         return _may_fail(e.expr, env, fl)
