@@ -158,6 +158,18 @@ def print_op(op: Op, rep: Rep | None = None) -> str:
     return " ".join(parts)
 
 
+def op_name(op: Op) -> str:
+    """The op's keyword: the first word `print_op` writes for it (`map`, `seg_reduce`, a
+    library function's name)."""
+    if isinstance(op, Library):
+        return op.name
+    if isinstance(op, SegLibrary):
+        return "seg_" + op.name
+    named = {Scalar: "scalar", Assert: "assert", If: "if", Loop: "loop", Kernel: "kernel",
+             Literal: "literal", Project: "project"}
+    return named.get(type(op)) or _SIMPLE[type(op)][0]
+
+
 def _targets(targets: tuple[FVar, ...]) -> str:
     shown = [f"{t.name}: {show_rep(t.rep)}" for t in targets]
     return shown[0] if len(shown) == 1 else "(" + ", ".join(shown) + ")"

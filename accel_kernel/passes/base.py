@@ -15,14 +15,17 @@ A pass is a name and `run(program, ctx) -> PassOutput`:
   does not handle yet), the pipeline ends before it unless that stage was asked for by name.
 
 Every IR node keeps its source span and its id through all stages; a node a pass creates gets
-a fresh id from `PassContext.fresh_id`. Every rule application goes through `ctx.log.record`,
-so that the views can step through a pass one rule at a time. A pass reads nothing but its
+a fresh id from `PassContext.fresh_id`. Every rule application goes through the one rewriter,
+`with ctx.log.apply("NAME", node) as step: ... step.after = new`, which logs it under its name
+(the string literal at the place the rule is written, so grep finds the rule) with the node
+before and after and the span, so that the views can step through a pass one rule at a time. A pass reads nothing but its
 arguments: no environment variables, no globals, no imports of `viz/`, `kernel/` or
 `backends/` (a back end's own passes import this module, not the other way round).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterator, Mapping, Protocol
 
 from ..lang import ast
@@ -64,25 +67,68 @@ def show_node(node: ast.Node | str) -> str:
     return print_expr(node)
 
 
+@dataclass
+class Application:
+    """A rule being applied (what `RewriteLog.apply` yields): the rule's code sets `after`, the
+    node or text it made; it may also say which nodes it made (`changed`, by default the id of
+    `after`), refine the `note`, or pick the more specific of the names written at the call
+    (`rule`)."""
+    rule: str
+    before: ast.Node | str
+    node: ast.Node | None                   # the node the step is about (its id and span)
+    note: str = ""
+    after: ast.Node | str = ""
+    changed: tuple[int, ...] = ()
+
+
 class RewriteLog:
-    """The steps of one pass, in the order they were taken."""
+    """The steps of one pass, in the order they were taken: the one rewriter every pass applies
+    its rules through."""
 
     def __init__(self, stage: str):
         self.stage = stage
         self.steps: list[Step] = []
 
-    def record(self, rule: str, before: ast.Node | str, after: ast.Node | str, *,
-               node: ast.Node | None = None, changed: tuple[int, ...] = (),
-               note: str = "") -> None:
-        """Log one rule application. `node` defaults to `before` when that is a node; its span
-        and id locate the step."""
+    @contextmanager
+    def apply(self, rule: str, before: ast.Node | str, *, node: ast.Node | None = None,
+              note: str = "", changed: tuple[int, ...] = (),
+              first: bool = False) -> Iterator[Application]:
+        """Apply the rule named `rule` to `before`: the body of the `with` makes the new node
+        and sets `after`; when it ends, the application is logged. `node` (by default
+        `before`, when that is a node) locates the step by its id and span. With `first`, the
+        step goes where the rule began, before the steps of the rules applied inside it (a
+        pre-order log). A rule that raises was not applied: nothing is logged for it."""
         where = node if node is not None else (before if isinstance(before, ast.Node) else None)
-        if not changed and isinstance(after, ast.Node) and after.id:
-            changed = (after.id,)
-        self.steps.append(Step(
-            stage=self.stage, rule=rule, node=where.id if where is not None else 0,
-            before=show_node(before), after=show_node(after),
-            span=where.span if where is not None else None, changed=changed, note=note))
+        application = Application(rule, before, where, note, changed=changed)
+        index = len(self.steps)
+        yield application
+        step = self._step(application)
+        if first:
+            self.steps.insert(index, step)
+        else:
+            self.steps.append(step)
+
+    def _step(self, a: Application) -> Step:
+        changed = a.changed
+        if not changed and isinstance(a.after, ast.Node) and a.after.id:
+            changed = (a.after.id,)
+        return Step(stage=self.stage, rule=a.rule, node=a.node.id if a.node is not None else 0,
+                    before=show_node(a.before), after=show_node(a.after),
+                    span=a.node.span if a.node is not None else None, changed=changed,
+                    note=a.note)
+
+    def mark(self) -> int:
+        """Where the log is now, to come back to (`rollback`) when an attempt is undone."""
+        return len(self.steps)
+
+    def rollback(self, mark: int) -> None:
+        """Forget the steps taken since `mark`."""
+        del self.steps[mark:]
+
+    def forget(self, ids: set[int]) -> None:
+        """Nodes a later rule removed are no longer among what the earlier steps made."""
+        self.steps[:] = [replace(step, changed=tuple(i for i in step.changed if i not in ids))
+                         for step in self.steps]
 
 
 # ---------------------------------------------------------------- passes

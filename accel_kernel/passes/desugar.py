@@ -58,18 +58,19 @@ class Desugarer(Binders):
     def program(self, program: ast.Program) -> ast.Program:
         forms = []
         for form in program.forms:
-            mark = len(self.ctx.log.steps)
+            mark = self.ctx.log.mark()
             try:
                 new = self.form(form)
             except (Redefined, Shadowed) as err:
                 # Keeping the form is always correct; desugaring it could not be.
-                del self.ctx.log.steps[mark:]
+                self.ctx.log.rollback(mark)
                 why = (f"`{err.name}` is redefined by the program, so the code desugaring "
                        f"generates cannot call the library's `{err.name}`"
                        if isinstance(err, Redefined) else
                        f"internal: no binder could be renamed to free `{err.name}`")
-                self.log("not-desugared", form, form, note=why + "; the form is kept")
-                new = form
+                with self.ctx.log.apply("not-desugared", form,
+                                        note=why + "; the form is kept") as rewrite:
+                    rewrite.after = new = form
             forms.append(new)
             for name in bound_names(form):
                 self.globals_so_far.add(name)
@@ -136,10 +137,11 @@ class Desugarer(Binders):
         return map_children(e, lambda child: self.expr(child, scope))
 
     def _cond(self, e: ast.Apply, scope: Scope) -> ast.Expr:
-        cond, then, else_ = (self.expr(a, scope) for a in e.args)
-        out = self.b.new(ast.If, cond, then, else_, span=e.span)
-        self.log("cond", e, out, note="`cond c a b` evaluates only the chosen branch: an `if`")
-        return out
+        with self.ctx.log.apply("cond", e, note="`cond c a b` evaluates only the chosen "
+                                                "branch: an `if`") as rewrite:
+            cond, then, else_ = (self.expr(a, scope) for a in e.args)
+            rewrite.after = self.b.new(ast.If, cond, then, else_, span=e.span)
+        return rewrite.after
 
     def _ascribe(self, e: ast.Ascribe, scope: Scope) -> ast.Expr:
         inner = self.expr(e.expr, scope)
@@ -210,38 +212,46 @@ class Desugarer(Binders):
 
     def _section(self, e: ast.LeftSection | ast.RightSection, scope: Scope) -> ast.Expr:
         left = isinstance(e, ast.LeftSection)
-        operand = self.expr(e.left if left else e.right, scope)
-        span = e.span
-        # The interpreter evaluates the operand once, when the section is made: a lambda
-        # keeps that by binding it first, unless it is a variable or a literal.
-        bound = None
-        if not self.is_trivial(operand):
-            bound = self.fresh("l" if left else "r")
-            operand_ref: ast.Expr = self.b.var(bound, span)
-        else:
-            operand_ref = operand
-        param = self.fresh("y" if left else "x")
-        arg = self.b.var(param, span)
-        body = self.b.binop(e.op, operand_ref, arg, span) if left else \
-            self.b.binop(e.op, arg, operand_ref, span)
-        out: ast.Expr = self.b.lam([self.b.pvar(param, span)], body, span)
-        if bound is not None:
-            out = self.b.let(self.b.pvar(bound, span), operand, out, span)
-        self.log("left-section" if left else "right-section", e, out)
-        return out
+        with self.ctx.log.apply("left-section" if left else "right-section", e) as rewrite:
+            operand = self.expr(e.left if left else e.right, scope)
+            span = e.span
+            # The interpreter evaluates the operand once, when the section is made: a lambda
+            # keeps that by binding it first, unless it is a variable or a literal.
+            bound = None
+            if not self.is_trivial(operand):
+                bound = self.fresh("l" if left else "r")
+                operand_ref: ast.Expr = self.b.var(bound, span)
+            else:
+                operand_ref = operand
+            param = self.fresh("y" if left else "x")
+            arg = self.b.var(param, span)
+            body = self.b.binop(e.op, operand_ref, arg, span) if left else \
+                self.b.binop(e.op, arg, operand_ref, span)
+            out: ast.Expr = self.b.lam([self.b.pvar(param, span)], body, span)
+            if bound is not None:
+                out = self.b.let(self.b.pvar(bound, span), operand, out, span)
+            rewrite.after = out
+        return rewrite.after
 
     # ------------------------------------------------------------------ ranges
 
     def _range(self, e: ast.Range, scope: Scope) -> ast.Expr:
-        start, end = self.expr(e.start, scope), self.expr(e.end, scope)
         if not is_literal_step(e.step):
-            step = self.expr(e.step, scope)
-            same = start is e.start and end is e.end and step is e.step
-            out = e if same else replace(e, start=start, end=end, step=step)
-            self.log("range-kept", e, out, note=(
-                "the step is not a literal: the range stays, the only node that raises "
-                "\"range step is 0\" at this position"))
-            return out
+            with self.ctx.log.apply("range-kept", e, note=(
+                    "the step is not a literal: the range stays, the only node that raises "
+                    "\"range step is 0\" at this position")) as rewrite:
+                start, end = self.expr(e.start, scope), self.expr(e.end, scope)
+                step = self.expr(e.step, scope)
+                same = start is e.start and end is e.end and step is e.step
+                rewrite.after = e if same else replace(e, start=start, end=end, step=step)
+            return rewrite.after
+        with self.ctx.log.apply("range", e) as rewrite:
+            rewrite.after = self._literal_range(e, scope)
+        return rewrite.after
+
+    def _literal_range(self, e: ast.Range, scope: Scope) -> ast.Expr:
+        """`iota` of the count, mapped to the elements unless they are `0, 1, ...`."""
+        start, end = self.expr(e.start, scope), self.expr(e.end, scope)
         step_value = 1 if e.step is None else int(e.step.value)
         span = e.span
         lets = []
@@ -262,7 +272,6 @@ class Desugarer(Binders):
             out = self.b.apply(self.library("map", scope, span), [fn, iota], span)
         for name, value in reversed(lets):
             out = self.b.let(self.b.pvar(name, span), value, out, span)
-        self.log("range", e, out)
         return out
 
     def range_count(self, start: ast.Expr, end: ast.Expr, step: int, inclusive: bool,
@@ -316,10 +325,6 @@ class Desugarer(Binders):
 
     def fresh(self, base: str) -> str:
         return self.ctx.fresh_name(base, self.avoid)
-
-    def log(self, rule: str, before: ast.Node | str, after: ast.Node | str, *,
-            node: ast.Node | None = None, note: str = "") -> None:
-        self.ctx.log.record(rule, before, after, node=node, note=note)
 
 
 def _same(new: list, old: tuple) -> bool:

@@ -35,7 +35,7 @@ class Renames(dict):
 
 
 class Binders:
-    """The binder methods of the `Desugarer` (which provides `ctx`, `b`, `fresh`, `log`)."""
+    """The binder methods of the `Desugarer` (which provides `ctx`, `b`, `fresh`)."""
 
     def binder_names(self, patterns: Iterable[ast.Pattern], scope: Scope) -> set[str]:
         """Variables of lambda, let or def parameters, and their size names not in scope."""
@@ -49,7 +49,7 @@ class Binders:
         shadows (`Shadowed`), rename that binder and desugar its scope again."""
         renames = Renames()
         while True:
-            mark = len(self.ctx.log.steps)
+            mark = self.ctx.log.mark()
             try:
                 result = attempt(renames)
                 break
@@ -57,12 +57,14 @@ class Binders:
                 src = next((k for k in sorted(names) if renames.get(k, k) == err.name), None)
                 if src is None:
                     raise
-                del self.ctx.log.steps[mark:]
+                self.ctx.log.rollback(mark)
                 renames[src] = self.fresh(src)
                 renames.why[src] = (f"the desugared code here refers to the global "
                                     f"`{err.name}`, which this binder would capture")
         for src, new in renames.items():
-            self.log("rename", src, new, node=where, note=renames.why.get(src, ""))
+            with self.ctx.log.apply("rename", src, node=where,
+                                    note=renames.why.get(src, "")) as rewrite:
+                rewrite.after = new
         return result
 
     def bind_name(self, src: str, scope: Scope, renames: Renames, taken: set[str]) -> str:

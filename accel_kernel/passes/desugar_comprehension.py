@@ -102,100 +102,119 @@ class _Translation:
             body_scope = scope
             for br in branches:
                 body_scope = body_scope.extend({n: br.scope.names[n] for n in br.bound})
-        body = self.d.expr(e.body, body_scope)
-        if len(branches) == 1 and not pending and self.is_identity(pattern, body):
-            out = acc
-        else:
-            fn = self.b.lam([pattern], self.wrap(pending, body), e.span)
-            out = self.b.apply(self.d.library("map", scope, e.span), [fn, acc], e.span)
-        self.d.log("body", e.body, out)
-        self.d.log("comprehension", e, out)
-        return out
+        log = self.d.ctx.log
+        with log.apply("comprehension", e) as whole, log.apply("body", e.body) as rewrite:
+            body = self.d.expr(e.body, body_scope)
+            if len(branches) == 1 and not pending and self.is_identity(pattern, body):
+                rewrite.after = acc
+            else:
+                fn = self.b.lam([pattern], self.wrap(pending, body), e.span)
+                rewrite.after = self.b.apply(self.d.library("map", scope, e.span), [fn, acc],
+                                             e.span)
+            whole.after = rewrite.after
+        return whole.after
 
     # ------------------------------------------------------------------ qualifiers
 
     def qualifier(self, br: Branch, q: ast.Qualifier, later: set[str]) -> None:
         span = q.span
+        log = self.d.ctx.log
         if isinstance(q, ast.Generator) and br.acc is None:
-            br.acc = self.d.expr(q.source, br.scope)
-            self.bind(br, q.pattern, later)
-            self.d.log("first-generator", _show(q), br.acc, node=q,
-                       note="the first generator's array is the array of bindings")
+            with log.apply("first-generator", _show(q), node=q,
+                           note="the first generator's array is the array of bindings") as rewrite:
+                br.acc = rewrite.after = self.d.expr(q.source, br.scope)
+                self.bind(br, q.pattern, later)
             return
         if br.acc is None:
             self.start(br, span)
         if isinstance(q, ast.Guard):
-            cond = self.d.expr(q.cond, br.scope)
-            fn = self.lam(br, [], cond, span)
-            br.acc = self.b.apply(self.d.library("filter", self.scope, span), [fn, br.acc], span)
-            self.d.log("guard", _show(q), br.acc, node=q)
+            with log.apply("guard", _show(q), node=q) as rewrite:
+                cond = self.d.expr(q.cond, br.scope)
+                fn = self.lam(br, [], cond, span)
+                br.acc = rewrite.after = self.b.apply(
+                    self.d.library("filter", self.scope, span), [fn, br.acc], span)
         elif isinstance(q, ast.LetQual):
             self.let(br, q, later)
         else:
             self.generator(br, q, later)
 
     def start(self, br: Branch, span) -> None:
-        br.acc = self.b.new(ast.ArrayLit, (self.b.lit(0, span),), span=span)
-        unit = self.b.pvar(self.d.fresh("u"), span)
-        br.comps.append(Emitted(unit))
-        self.d.log("start", "", br.acc, note="no generator comes first: one binding to start from")
+        with self.d.ctx.log.apply("start", "", note="no generator comes first: one binding to "
+                                                    "start from") as rewrite:
+            br.acc = rewrite.after = self.b.new(ast.ArrayLit, (self.b.lit(0, span),), span=span)
+            unit = self.b.pvar(self.d.fresh("u"), span)
+            br.comps.append(Emitted(unit))
 
     def let(self, br: Branch, q: ast.LetQual, later: set[str]) -> None:
-        value = self.d.expr(q.value, br.scope)
+        log = self.d.ctx.log
         t = self.b.type_of(q.value)
         if t is None or contains_func(t):
             # The types of an inlined def of an earlier cell are not known here: binding the
             # value again in each later lambda is right whatever its type.
-            pattern, br.scope = self.d.bind_pattern(q.pattern, br.scope, "comp", self.renames,
-                                                    fresh=later)
-            br.pending.append((Emitted(pattern), Emitted(value)))
-            br.bound |= set(ast.pattern_names(q.pattern))
             why = ("a function cannot be an array element" if t is not None else
                    "its type is not known here (a def of an earlier cell)")
-            self.d.log("let-function", _show(q), "", node=q,
-                       note=f"{why}: it is bound again in every later lambda")
+            with log.apply("let-function", _show(q), node=q,
+                           note=f"{why}: it is bound again in every later lambda"):
+                value = self.d.expr(q.value, br.scope)
+                pattern, br.scope = self.d.bind_pattern(q.pattern, br.scope, "comp",
+                                                        self.renames, fresh=later)
+                br.pending.append((Emitted(pattern), Emitted(value)))
+                br.bound |= set(ast.pattern_names(q.pattern))
             return
-        span = q.span
-        element = self.b.tuple_of([self.rebuild(br, span), value], span)
-        fn = self.lam(br, [], element, span)
-        br.acc = self.b.apply(self.d.library("map", self.scope, span), [fn, br.acc], span)
-        self.bind(br, q.pattern, later)
-        self.d.log("let", _show(q), br.acc, node=q)
+        with log.apply("let", _show(q), node=q) as rewrite:
+            value = self.d.expr(q.value, br.scope)
+            span = q.span
+            element = self.b.tuple_of([self.rebuild(br, span), value], span)
+            fn = self.lam(br, [], element, span)
+            br.acc = rewrite.after = self.b.apply(self.d.library("map", self.scope, span),
+                                                  [fn, br.acc], span)
+            self.bind(br, q.pattern, later)
 
     def generator(self, br: Branch, q: ast.Generator, later: set[str]) -> None:
-        span = q.span
         sized = self.size_of(q.source, br)
         source_text = print_expr(q.source)
         if isinstance(sized, Sized) and sized.depends:
             rule, note = "expand", f"Size of `{source_text}` depends on the bound variables"
-            i = self.d.fresh("i")
-            size_fn = self.lam(br, [], sized.size(), span)
-            element = self.b.tuple_of([self.rebuild(br, span), sized.fetch(self.b.var(i, span))],
-                                      span)
-            get_fn = self.lam(br, [self.b.pvar(i, span)], element, span)
-            # The span of the source: a negative `iota` size is reported where it was written.
-            where = q.source.span
-            br.acc = self.b.apply(self.d.library("expand", self.scope, where),
-                                  [size_fn, get_fn, br.acc], where)
+        elif isinstance(sized, Sized):
+            rule = "regular-nest"
+            note = (f"Size of `{source_text}` does not depend on "
+                    f"{_names(br.bound)}: a regular map nest, no expand")
         else:
-            if isinstance(sized, Sized):
-                rule = "regular-nest"
-                note = (f"Size of `{source_text}` does not depend on "
-                        f"{_names(br.bound)}: a regular map nest, no expand")
+            rule = "nested-fallback"
+            note = (f"Size of `{source_text}` is undefined: {sized}; translated as a nested "
+                    f"map (flatten of a map of maps), correct but irregular")
+        with self.d.ctx.log.apply(rule, _show(q), node=q, note=note) as rewrite:
+            if rule == "expand":
+                br.acc = self.expand(br, q, sized)
             else:
-                rule = "nested-fallback"
-                note = (f"Size of `{source_text}` is undefined: {sized}; translated as a nested "
-                        f"map (flatten of a map of maps), correct but irregular")
-            source = self.d.expr(q.source, br.scope)
-            v = self.d.fresh("v")
-            pair = self.b.tuple_of([self.rebuild(br, span), self.b.var(v, span)], span)
-            inner = self.b.apply(self.d.library("map", br.scope, span),
-                                 [self.b.lam([self.b.pvar(v, span)], pair, span), source], span)
-            outer = self.b.apply(self.d.library("map", self.scope, span),
-                                 [self.lam(br, [], inner, span), br.acc], span)
-            br.acc = self.b.apply(self.d.library("flatten", self.scope, span), [outer], span)
-        self.bind(br, q.pattern, later)
-        self.d.log(rule, _show(q), br.acc, node=q, note=note)
+                br.acc = self.nest(br, q)
+            rewrite.after = br.acc
+            self.bind(br, q.pattern, later)
+
+    def expand(self, br: Branch, q: ast.Generator, sized: Sized) -> ast.Expr:
+        """`expand` of the bindings so far: its size depends on them."""
+        span = q.span
+        i = self.d.fresh("i")
+        size_fn = self.lam(br, [], sized.size(), span)
+        element = self.b.tuple_of([self.rebuild(br, span), sized.fetch(self.b.var(i, span))],
+                                  span)
+        get_fn = self.lam(br, [self.b.pvar(i, span)], element, span)
+        # The span of the source: a negative `iota` size is reported where it was written.
+        where = q.source.span
+        return self.b.apply(self.d.library("expand", self.scope, where),
+                            [size_fn, get_fn, br.acc], where)
+
+    def nest(self, br: Branch, q: ast.Generator) -> ast.Expr:
+        """`flatten` of a map over the bindings so far of a map over the source."""
+        span = q.span
+        source = self.d.expr(q.source, br.scope)
+        v = self.d.fresh("v")
+        pair = self.b.tuple_of([self.rebuild(br, span), self.b.var(v, span)], span)
+        inner = self.b.apply(self.d.library("map", br.scope, span),
+                             [self.b.lam([self.b.pvar(v, span)], pair, span), source], span)
+        outer = self.b.apply(self.d.library("map", self.scope, span),
+                             [self.lam(br, [], inner, span), br.acc], span)
+        return self.b.apply(self.d.library("flatten", self.scope, span), [outer], span)
 
     def bind(self, br: Branch, pattern: ast.Pattern, later: set[str]) -> None:
         out, br.scope = self.d.bind_pattern(pattern, br.scope, "comp", self.renames, fresh=later)
@@ -297,10 +316,11 @@ class _Translation:
             rest, rest_pattern = zipped(arrays[1:], patterns[1:])
             return zipped([arrays[0], rest], [patterns[0], rest_pattern])
 
-        acc, pattern = zipped(arrays, patterns)
-        self.d.log("zip", _show_branches(self.e), acc, node=self.e,
-                   note="zipped branches: `zip` raises the SizeError when their lengths differ")
-        return acc, pattern
+        with self.d.ctx.log.apply("zip", _show_branches(self.e), node=self.e,
+                                  note="zipped branches: `zip` raises the SizeError when their "
+                                       "lengths differ") as rewrite:
+            rewrite.after, pattern = zipped(arrays, patterns)
+        return rewrite.after, pattern
 
     def pattern(self, br: Branch) -> ast.Pattern:
         """`P`: the left-nested tuple pattern of the components."""

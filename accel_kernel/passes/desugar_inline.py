@@ -36,10 +36,26 @@ def inline(d, defn: ast.Def, node: ast.Expr, args: tuple[ast.Expr, ...],
            scope: Scope) -> ast.Expr:
     """The inlined body of `defn` for `node`: a use of its name applied to `args`.
     `d` is the `Desugarer`."""
+    if d.b.copied > BUDGET:
+        return _keep_call(d, defn, node, args, scope)
+    params = defn.params
+    if not params or len(args) == len(params):
+        how = ""
+    elif not args:
+        how = "; used as a value: a lambda of its parameters"
+    elif len(args) < len(params):
+        how = "; partial application: a lambda of the parameters still missing"
+    else:
+        how = "; the inlined body is applied to the extra arguments"
+    with d.ctx.log.apply("inline", node, note=f"`{defn.name}` inlined{how}") as rewrite:
+        rewrite.after = _inlined(d, defn, node, args, scope)
+    return rewrite.after
+
+
+def _inlined(d, defn: ast.Def, node: ast.Expr, args: tuple[ast.Expr, ...],
+             scope: Scope) -> ast.Expr:
     b = d.b
     span = node.span
-    if b.copied > BUDGET:
-        return _keep_call(d, defn, node, args, scope)
     inside = binds(defn.params, frozenset(), True)
     for g in sorted(free_vars(defn.body, inside)):
         if g in scope.outs:          # a global of the body that a local here would capture
@@ -102,17 +118,7 @@ def inline(d, defn: ast.Def, node: ast.Expr, args: tuple[ast.Expr, ...],
         out = b.lam(lam_params, out, span)
     if extras:
         out = b.apply(out, extras, span)
-    out = _lets(d, arg_lets + extra_lets, out)
-    if not params or len(args) == len(params):
-        how = ""
-    elif not args:
-        how = "; used as a value: a lambda of its parameters"
-    elif len(args) < len(params):
-        how = "; partial application: a lambda of the parameters still missing"
-    else:
-        how = "; the inlined body is applied to the extra arguments"
-    d.log("inline", node, out, note=f"`{defn.name}` inlined{how}")
-    return out
+    return _lets(d, arg_lets + extra_lets, out)
 
 
 def _keep_call(d, defn: ast.Def, node: ast.Expr, args: tuple[ast.Expr, ...],
@@ -120,13 +126,14 @@ def _keep_call(d, defn: ast.Def, node: ast.Expr, args: tuple[ast.Expr, ...],
     """The call as a call, its arguments desugared, once the inlining budget is spent."""
     if defn.name in scope.outs:
         raise Shadowed(defn.name)
-    fn = node if isinstance(node, ast.Var) and node.name == defn.name else \
-        d.b.var(defn.name, node.span)
-    out = fn if not args else d.b.apply(fn, [d.expr(a, scope) for a in args], node.span)
-    d.log("inline-skipped", node, out, note=(
-        f"`{defn.name}` is not inlined: the pass has copied over {BUDGET} nodes already "
-        f"(inlining can grow a program exponentially)"))
-    return out
+    with d.ctx.log.apply("inline-skipped", node, note=(
+            f"`{defn.name}` is not inlined: the pass has copied over {BUDGET} nodes already "
+            f"(inlining can grow a program exponentially)")) as rewrite:
+        fn = node if isinstance(node, ast.Var) and node.name == defn.name else \
+            d.b.var(defn.name, node.span)
+        rewrite.after = fn if not args else d.b.apply(fn, [d.expr(a, scope) for a in args],
+                                                      node.span)
+    return rewrite.after
 
 
 def _substitution(d, p: ast.Pattern, arg: ast.Expr, scope: Scope,

@@ -43,7 +43,7 @@ from ..ir.flat import (Assert, Atom, Block, Filter, FlatForm, FlatProgram, FVar,
                        Kernel, Library, Loop, Map, Project, Reduce, Regular, Replicate, Reshape,
                        ScalarFn, ScalarRep, Scan, SegmentIds, SegmentIota, SegReduce, Stmt,
                        TupleRep, Values, blocks_of)
-from ..ir.flat_printer import print_stmt
+from ..ir.flat_printer import op_name, print_stmt
 from .base import PassContext, PassOutput
 
 ELEMENT = "element"      # roles of a statement
@@ -217,16 +217,20 @@ class Fuser:
             rule, why = self._fits(group, stmt, role, aligned, reads, items.index(group),
                                    bound_at)
             if rule is None:
-                if why:
-                    self._log("REFUSE", stmt, why)
+                if why:                         # kept out of the kernel: the line as it was
+                    with self.ctx.log.apply("REFUSE", _line(stmt), changed=_ids(stmt),
+                                            note=why) as step:
+                        step.after = _line(stmt)
                 continue
-            group.stmts.append(stmt)
-            group.made |= {t.name for t in stmt.targets}
-            if role == ELEMENT or isinstance(stmt.op, (Filter, SegmentIds, SegmentIota)):
-                group.aligned |= {t.name for t in stmt.targets} | set(aligned)
-            else:
-                group.aligned |= set(aligned)
-            self._log(rule, stmt, self._notes[rule])
+            with self.ctx.log.apply(rule, _line(stmt), changed=_ids(stmt),
+                                    note=self._notes[rule]) as step:
+                group.stmts.append(stmt)
+                group.made |= {t.name for t in stmt.targets}
+                if role == ELEMENT or isinstance(stmt.op, (Filter, SegmentIds, SegmentIota)):
+                    group.aligned |= {t.name for t in stmt.targets} | set(aligned)
+                else:
+                    group.aligned |= set(aligned)
+                step.after = "(in a kernel)"
             return group
         return None
 
@@ -359,26 +363,33 @@ class Fuser:
             for t in stmt.targets:
                 readers = outside.get(t.name, [])
                 if readers:
-                    outputs.append(t)
-                    self._log("MATERIALISE", stmt, f"{t.name} is read by "
-                              f"{', '.join(sorted(set(readers)))}: written out")
+                    with self.ctx.log.apply("MATERIALISE", _line(stmt), changed=_ids(stmt),
+                                            note=f"{t.name} is read by "
+                                                 f"{', '.join(sorted(set(readers)))}: "
+                                                 f"written out") as step:
+                        outputs.append(t)
+                        step.after = _line(stmt)
         lines = tuple(sorted({s.span.line for s in group.stmts if s.span is not None}))
         body = Block(tuple(group.stmts), tuple(outputs))
         kernel = Stmt(tuple(outputs), Kernel(name, group.kind, body, lines),
                       span=group.stmts[0].span, id=self.ctx.fresh_id())
-        ops = ", ".join(print_stmt(s)[0].split(" = ", 1)[-1].split(" ", 1)[0]
-                        for s in group.stmts)
-        self.ctx.log.record("KERNEL", f"{len(group.stmts)} statement(s): {ops}",
-                            f"kernel {name} ({group.kind}) writes "
-                            f"{', '.join(t.name for t in outputs) or 'nothing'}",
-                            changed=(kernel.id,),
-                            note=f"lines {', '.join(map(str, lines))}" if lines else "")
+        ops = ", ".join(op_name(s.op) for s in group.stmts)
+        with self.ctx.log.apply("KERNEL", f"{len(group.stmts)} statement(s): {ops}",
+                                changed=(kernel.id,),
+                                note=f"lines {', '.join(map(str, lines))}" if lines else ""
+                                ) as step:
+            step.after = (f"kernel {name} ({group.kind}) writes "
+                          f"{', '.join(t.name for t in outputs) or 'nothing'}")
         return kernel
 
-    def _log(self, rule: str, stmt: Stmt, note: str) -> None:
-        text = print_stmt(stmt)[0].strip()
-        self.ctx.log.record(rule, text, "(in a kernel)" if rule.startswith("FUSE") else text,
-                            changed=(stmt.id,) if stmt.id else (), note=note)
+
+def _line(stmt: Stmt) -> str:
+    """The statement's first printed line, as the log shows it."""
+    return print_stmt(stmt)[0].strip()
+
+
+def _ids(stmt: Stmt) -> tuple[int, ...]:
+    return (stmt.id,) if stmt.id else ()
 
 
 def _is_view(stmt: Stmt) -> bool:

@@ -333,7 +333,8 @@ def analyse(program: ast.Program, ctx: PassContext,
                                         value_deps.get(node.id))
             facts[node.id] = result = triple(nest, level_for(node.id, shape, shapes))
             if _logged(node, shape, rule):
-                ctx.log.record(rule, str(shape), str(result), node=node, note=note)
+                with ctx.log.apply(rule, str(shape), node=node, note=note) as step:
+                    step.after = str(result)
     return facts
 
 

@@ -123,7 +123,10 @@ class ShapeAnalysis:
         return Info(shape, value, deps, fn, parts)
 
     def record(self, rule: str, before, after, node: ast.Node, note: str = "") -> None:
-        self.ctx.log.record(rule, before, str(after), node=node, note=note)
+        """The rule `rule` gave `node` the shape `after`: one application, logged by the
+        rewriter (an analysis changes no node: what it makes is the fact)."""
+        with self.ctx.log.apply(rule, before, node=node, note=note) as step:
+            step.after = str(after)
 
     def simplify(self, shape: Shape, node: ast.Node) -> Shape:
         """`shape` simplified; the steps are logged unless it ends up a scalar."""
@@ -443,14 +446,14 @@ class ShapeAnalysis:
     def mark(self) -> tuple:
         """A point to come back to (`rollback`): a loop body analysed with the wrong state is
         analysed again, and only the facts of the second analysis are kept."""
-        return (len(self.ctx.log.steps), len(self.facts), len(self.deps), len(self.pending),
+        return (self.ctx.log.mark(), len(self.facts), len(self.deps), len(self.pending),
                 set(self.applied), len(self.applications))
 
     def rollback(self, mark: tuple) -> None:
         """Forget the facts, log steps and pending lambdas recorded since `mark` (facts are
         only ever added, so the first `n` keys of each table are those of the mark)."""
         steps, facts, deps, pending, applied, applications = mark
-        del self.ctx.log.steps[steps:]
+        self.ctx.log.rollback(steps)
         del self.applications[applications:]
         for table, keep in ((self.facts, facts), (self.deps, deps)):
             for key in list(table)[keep:]:

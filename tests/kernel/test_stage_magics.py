@@ -46,7 +46,8 @@ class FakeRegularity:
                 t = ctx.types.get(node.id)
                 if t is not None:
                     facts[node.id] = Fact("R>S" if isinstance(t, T.Array) else "S")
-                    ctx.log.record("LITERAL", node, facts[node.id].nest, node=node)
+                    with ctx.log.apply("LITERAL", node) as step:
+                        step.after = facts[node.id].nest
         return PassOutput(program, facts)
 
 

@@ -68,8 +68,8 @@ class FakeAnalysis:
             for node in ast.walk(form):
                 if node.id in ctx.types:
                     facts[node.id] = self.fact(ctx.types[node.id])
-                    ctx.log.record(self.name.upper(), node, str(facts[node.id]), node=node,
-                                   changed=(node.id,))
+                    with ctx.log.apply(self.name.upper(), node, changed=(node.id,)) as step:
+                        step.after = str(facts[node.id])
         return PassOutput(program, facts)
 
 

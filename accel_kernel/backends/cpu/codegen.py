@@ -70,11 +70,11 @@ class CodegenPass:
     def run(self, program: F.FlatProgram, ctx: PassContext) -> PassOutput:
         module = generate(program)
         for code in module.kernels.values():
-            ctx.log.record("KERNEL-FUNCTION", f"kernel {code.kind}",
-                           f"{code.name} (host: {code.name}_host)",
-                           changed=(code.stmt_id,),
-                           note=f"reads {', '.join(code.inputs) or 'nothing'}; writes "
-                                f"{', '.join(t.name for t in code.outputs) or 'nothing'}")
+            with ctx.log.apply("KERNEL-FUNCTION", f"kernel {code.kind}", changed=(code.stmt_id,),
+                               note=f"reads {', '.join(code.inputs) or 'nothing'}; writes "
+                                    f"{', '.join(t.name for t in code.outputs) or 'nothing'}"
+                               ) as step:
+                step.after = f"{code.name} (host: {code.name}_host)"
         return PassOutput(module)
 
     def verify(self, module: Module) -> list[str]:

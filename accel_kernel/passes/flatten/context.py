@@ -279,46 +279,52 @@ class Builder:
     @contextmanager
     def rule(self, name: str, node: ast.Node | None, note: str = "",
              inclusive: bool = False) -> Iterator[_Rule]:
-        """One rule application: logged with the statements made directly by it (with
-        `inclusive`, also those of the rules applied inside it)."""
+        """One rule application, through the rewriter (`RewriteLog.apply`): logged where it
+        starts (pre-order, before the rules applied inside it) with the statements made
+        directly by it (with `inclusive`, also those of the rules applied inside it). The
+        rule may rename itself (`entry.name`, a more specific name) or set its note."""
         entry = _Rule(name, node, note, inclusive=inclusive)
         self.rules.append(entry)
-        index = len(self.ctx.log.steps)
-        self._log(entry)                  # in the log where the rule starts (pre-order)
         try:
-            with self.at_node(node):
+            with self.ctx.log.apply(name, _before(node), node=node, first=True) as step, \
+                    self.at_node(node):
                 yield entry
+                step.rule, step.note = entry.name, entry.note
+                step.after = _made(entry.stmts)
+                step.changed = tuple(s.id for s in entry.stmts)
         finally:
             self.rules.pop()
-        if index < len(self.ctx.log.steps):      # replace the placeholder, now complete
-            self._log(entry)
-            self.ctx.log.steps[index] = self.ctx.log.steps.pop()
-
-    def _log(self, entry: _Rule) -> None:
-        lines = [line.strip() for s in entry.stmts for line in print_stmt(s)[:1]]
-        after = "; ".join(lines) if lines else "(no statement)"
-        if len(after) > 400:
-            after = after[:399] + "…"
-        before: ast.Node | str = entry.node if entry.node is not None else "(program)"
-        if isinstance(before, (ast.ForIn, ast.ForRange, ast.While, ast.Generator, ast.Guard,
-                               ast.LetQual)) or isinstance(before, ast.TypeExpr.__args__):
-            before = type(before).__name__
-        self.ctx.log.record(entry.name, before, after, node=entry.node,
-                            changed=tuple(s.id for s in entry.stmts), note=entry.note)
 
     def mark(self) -> tuple:
         """Where the log, the current block and the active rules are (to undo an attempt)."""
-        return (len(self.ctx.log.steps), len(self.frame.stmts),
+        return (self.ctx.log.mark(), len(self.frame.stmts),
                 [len(rule.stmts) for rule in self.rules], dict(self.frame.cache))
 
     def undo(self, mark: tuple) -> None:
-        del self.ctx.log.steps[mark[0]:]
+        self.ctx.log.rollback(mark[0])
         del self.frame.stmts[mark[1]:]
         for rule, n in zip(self.rules, mark[2]):
             del rule.stmts[n:]
         # what the attempt cached names statements just removed
         self.frame.cache.clear()
         self.frame.cache.update(mark[3])
+
+
+def _before(node: ast.Node | None) -> ast.Node | str:
+    """What the log shows of the node a rule applies to (a qualifier or a type by its kind)."""
+    if node is None:
+        return "(program)"
+    if isinstance(node, (ast.ForIn, ast.ForRange, ast.While, ast.Generator, ast.Guard,
+                         ast.LetQual)) or isinstance(node, ast.TypeExpr.__args__):
+        return type(node).__name__
+    return node
+
+
+def _made(stmts: list[Stmt]) -> str:
+    """What the log shows of the statements a rule made: their first lines."""
+    lines = [line.strip() for s in stmts for line in print_stmt(s)[:1]]
+    after = "; ".join(lines) if lines else "(no statement)"
+    return after if len(after) <= 400 else after[:399] + "…"
 
 
 def const(value: Any, elem: str) -> Leaf:

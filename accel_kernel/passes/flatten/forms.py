@@ -10,7 +10,6 @@
 """
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from ...ir.flat import (Atom, Block, FlatForm, FlatProgram, FVar, MakeTuple, Rep, TupleRep)
@@ -98,13 +97,11 @@ class Flattener(Expressions, ScalarCode, LevelOps, ArrayRules, LibraryRules, Who
         block, removed = prune(Block(tuple(self.b.frame.stmts), tuple(atoms)))
         self.b.frame.stmts.clear()
         if removed:
-            gone = {s.id for s in removed}
-            steps = self.ctx.log.steps
-            steps[:] = [replace(step, changed=tuple(i for i in step.changed if i not in gone))
-                        for step in steps]
+            self.ctx.log.forget({s.id for s in removed})
             text = "; ".join(print_stmt(s)[0].strip() for s in removed)
-            self.ctx.log.record("DEAD", text, "(removed)", changed=(),
-                                note="bound by a rule but read by nothing")
+            with self.ctx.log.apply("DEAD", text, note="bound by a rule but read by nothing"
+                                    ) as step:
+                step.after = "(removed)"
         return block
 
     def def_(self, form: ast.Def, env: Env) -> FlatForm | None:
