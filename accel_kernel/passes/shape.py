@@ -122,7 +122,7 @@ class ShapeAnalysis:
             deps = deps | index_vars(value)
         return Info(shape, value, deps, fn, parts)
 
-    def record(self, rule: str, before, after, node: ast.Node, note: str = "") -> None:
+    def apply_rule(self, rule: str, before, after, node: ast.Node, note: str = "") -> None:
         """The rule `rule` gave `node` the shape `after`: one application, logged by the
         rewriter (an analysis changes no node: what it makes is the fact)."""
         with self.ctx.log.apply(rule, before, node=node, note=note) as step:
@@ -134,7 +134,7 @@ class ShapeAnalysis:
         out = simplifier.shape(shape)
         if not isinstance(out, (Scalar, Function)):
             for rule, before, after in simplifier.steps:
-                self.record(rule, before, after, node)
+                self.apply_rule(rule, before, after, node)
         return out
 
     def result(self, rule: str, shape: Shape, node: ast.Node, deps: frozenset[IndexVar],
@@ -145,9 +145,9 @@ class ShapeAnalysis:
         simplifier = Simplifier()
         out = simplifier.shape(shape)
         if not isinstance(out, (Scalar, Function)):
-            self.record(rule, node, shape, node, note)
+            self.apply_rule(rule, node, shape, node, note)
             for step_rule, before, after in simplifier.steps:
-                self.record(step_rule, before, after, node)
+                self.apply_rule(step_rule, before, after, node)
         return self.info(out, value, deps, parts=parts)
 
     def fresh_unknown(self, deps: frozenset[IndexVar], *extra: Size) -> Unknown:
@@ -252,8 +252,8 @@ class ShapeAnalysis:
             self.facts.setdefault(pattern.id, value.shape)
             self.deps.setdefault(pattern.id, uniform_vars(value))
             if log:
-                self.record("LET", pattern, value.shape, pattern,
-                            "a let-bound name has its value's shape")
+                self.apply_rule("LET", pattern, value.shape, pattern,
+                                "a let-bound name has its value's shape")
         elif isinstance(pattern, ast.PWild):            # a value dropped still has a shape
             self.facts.setdefault(pattern.id, value.shape)
         elif isinstance(pattern, ast.PTuple):
@@ -286,8 +286,8 @@ class ShapeAnalysis:
 
         shape = self.simplify(nest(0, s, s), pattern)
         if shape != s:
-            self.record("DECL", pattern, shape, pattern,
-                        "a size annotation is checked at run time: rows of declared length")
+            self.apply_rule("DECL", pattern, shape, pattern,
+                            "a size annotation is checked at run time: rows of declared length")
         return Info(shape, value.value, value.deps | index_vars(shape), value.fn, value.parts)
 
     def _bind_sizes(self, annot: ast.TypeExpr | None, value: Info,
@@ -412,8 +412,8 @@ class ShapeAnalysis:
                 env[name] = self._cover(infos, None, lam)
         for k, p in enumerate(lam.params):
             env = self.bind(p, self._cover([a[1][k] for a in apps], self.type_of(p), p), env)
-        self.record("GENERALISE", lam, "its applications", lam,
-                    f"applied in {len(apps)} contexts: one analysis that covers them all")
+        self.apply_rule("GENERALISE", lam, "its applications", lam,
+                        f"applied in {len(apps)} contexts: one analysis that covers them all")
         self.expr(lam.body, env, depth)
 
     def _cover(self, infos: list[Info], type_: Type | None, node: ast.Node) -> Info:

@@ -55,7 +55,7 @@ def _param(an: ShapeAnalysis, p: ast.Pattern, annot: ast.TypeExpr | None,
             info = Info(SCALAR, SizeVar(p.name))
         else:
             info = Info(Var(p.name, t, _declared_sizes(annot)), SizeVar(p.name))
-            an.record("VAR", p, info.shape, p, "a parameter: its shape is its name")
+            an.apply_rule("VAR", p, info.shape, p, "a parameter: its shape is its name")
         env[p.name] = info
         an.facts[p.id] = info.shape
     elif isinstance(p, ast.PTuple):
@@ -127,7 +127,7 @@ def _var(an, e: ast.Var, env, depth) -> Info:
     else:
         out = an.unknown_info(t, frozenset(), e)
     if not isinstance(out.shape, (Scalar, Function)) and out.shape != Var(name):
-        an.record("VAR", e, out.shape, e, note)
+        an.apply_rule("VAR", e, out.shape, e, note)
     return out
 
 
@@ -179,7 +179,7 @@ def _project(an, e: ast.Project, env, depth) -> Info:
     value = an.expr(e.expr, env, depth)
     out = an.project(value, e.index, e)
     if not isinstance(out.shape, Scalar):
-        an.record("PROJECT", e, out.shape, e)
+        an.apply_rule("PROJECT", e, out.shape, e)
     return out
 
 
@@ -187,7 +187,7 @@ def _index(an, e: ast.Index, env, depth) -> Info:
     array, index = an.expr(e.expr, env, depth), an.expr(e.index, env, depth)
     out = an.element(array, an.term(index), e)
     if not isinstance(out.shape, Scalar):
-        an.record("INDEX", e, out.shape, e)
+        an.apply_rule("INDEX", e, out.shape, e)
     return out
 
 

@@ -256,7 +256,7 @@ def _last(an, args, rtype, node, depth) -> Info:
 def _at(an, xs: Info, index: Size, node) -> Info:
     out = an.element(xs, index, node)
     if not isinstance(out.shape, Scalar):
-        an.record("INDEX", node, out.shape, node)
+        an.apply_rule("INDEX", node, out.shape, node)
     return out
 
 
