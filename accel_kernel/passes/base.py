@@ -18,9 +18,10 @@ Every IR node keeps its source span and its id through all stages; a node a pass
 a fresh id from `PassContext.fresh_id`. Every rule application goes through the one rewriter,
 `with ctx.log.apply("NAME", node) as step: ... step.after = new`, which logs it under its name
 (the string literal at the place the rule is written, so grep finds the rule) with the node
-before and after and the span, so that the views can step through a pass one rule at a time. A pass reads nothing but its
-arguments: no environment variables, no globals, no imports of `viz/`, `kernel/` or
-`backends/` (a back end's own passes import this module, not the other way round).
+before and after and the span, so that the views can step through a pass one rule at a time;
+no pass writes steps by hand. A pass reads nothing but its arguments: no environment
+variables, no globals, no imports of `viz/`, `kernel/` or `backends/` (a back end's own
+passes import this module, not the other way round).
 """
 from __future__ import annotations
 

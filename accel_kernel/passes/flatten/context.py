@@ -16,7 +16,8 @@
   computation that may fail must not be hoisted (inside a branch or a loop's active part).
 - `Builder` emits statements into nested blocks, gives fresh SSA names and statement ids,
   keeps per-block caches (a value distributed to a level once is reused in that block and
-  the blocks inside it) and logs every rule application with the statements it made.
+  the blocks inside it) and applies every rule through the rewriter (`Builder.rule`, over
+  `RewriteLog.apply`), which logs it with the statements it made.
 """
 from __future__ import annotations
 
