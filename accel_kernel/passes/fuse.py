@@ -356,8 +356,25 @@ class Fuser:
 
     # ------------------------------------------------------------------ kernels
     def _kernel(self, group: _Group, outside: dict[str, list[str]]) -> Stmt:
+        """The kernel statement of a group (KERNEL), its outputs the values read outside it
+        (MATERIALISE, logged before the kernel's own step)."""
         self.count += 1
         name = f"k{self.count}_{group.kind}"
+        ops = ", ".join(op_name(s.op) for s in group.stmts)
+        lines = tuple(sorted({s.span.line for s in group.stmts if s.span is not None}))
+        with self.ctx.log.apply("KERNEL", f"{len(group.stmts)} statement(s): {ops}",
+                                note=f"lines {', '.join(map(str, lines))}" if lines else ""
+                                ) as step:
+            outputs = self._outputs(group, outside)
+            body = Block(tuple(group.stmts), tuple(outputs))
+            kernel = Stmt(tuple(outputs), Kernel(name, group.kind, body, lines),
+                          span=group.stmts[0].span, id=self.ctx.fresh_id())
+            step.after = (f"kernel {name} ({group.kind}) writes "
+                          f"{', '.join(t.name for t in outputs) or 'nothing'}")
+            step.changed = (kernel.id,)
+        return kernel
+
+    def _outputs(self, group: _Group, outside: dict[str, list[str]]) -> list[FVar]:
         outputs: list[FVar] = []
         for stmt in group.stmts:
             for t in stmt.targets:
@@ -369,18 +386,7 @@ class Fuser:
                                                  f"written out") as step:
                         outputs.append(t)
                         step.after = _line(stmt)
-        lines = tuple(sorted({s.span.line for s in group.stmts if s.span is not None}))
-        body = Block(tuple(group.stmts), tuple(outputs))
-        kernel = Stmt(tuple(outputs), Kernel(name, group.kind, body, lines),
-                      span=group.stmts[0].span, id=self.ctx.fresh_id())
-        ops = ", ".join(op_name(s.op) for s in group.stmts)
-        with self.ctx.log.apply("KERNEL", f"{len(group.stmts)} statement(s): {ops}",
-                                changed=(kernel.id,),
-                                note=f"lines {', '.join(map(str, lines))}" if lines else ""
-                                ) as step:
-            step.after = (f"kernel {name} ({group.kind}) writes "
-                          f"{', '.join(t.name for t in outputs) or 'nothing'}")
-        return kernel
+        return outputs
 
 
 def _line(stmt: Stmt) -> str:

@@ -13,7 +13,9 @@ equivalence sees through lets. Each `generate`/`map` binds a fresh `IndexVar` at
 its lambda (the number of generate/map lambdas around it, the outermost is 0). The rules of
 the library functions are in `shape_library`. Everything the analysis does not understand gets
 a fresh label (FALLBACK), applied to the index variables the node may depend on: never wrong,
-only less precise. Every rule application is logged on the node it applied to.
+only less precise. Every rule application goes through the rewriter (`ShapeAnalysis.result`
+and `apply_rule`, over `RewriteLog.apply`), logged on the node it applied to with the shape it
+gives.
 """
 from __future__ import annotations
 
