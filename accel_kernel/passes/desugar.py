@@ -213,25 +213,29 @@ class Desugarer(Binders):
     def _section(self, e: ast.LeftSection | ast.RightSection, scope: Scope) -> ast.Expr:
         left = isinstance(e, ast.LeftSection)
         with self.ctx.log.apply("left-section" if left else "right-section", e) as rewrite:
-            operand = self.expr(e.left if left else e.right, scope)
-            span = e.span
-            # The interpreter evaluates the operand once, when the section is made: a lambda
-            # keeps that by binding it first, unless it is a variable or a literal.
-            bound = None
-            if not self.is_trivial(operand):
-                bound = self.fresh("l" if left else "r")
-                operand_ref: ast.Expr = self.b.var(bound, span)
-            else:
-                operand_ref = operand
-            param = self.fresh("y" if left else "x")
-            arg = self.b.var(param, span)
-            body = self.b.binop(e.op, operand_ref, arg, span) if left else \
-                self.b.binop(e.op, arg, operand_ref, span)
-            out: ast.Expr = self.b.lam([self.b.pvar(param, span)], body, span)
-            if bound is not None:
-                out = self.b.let(self.b.pvar(bound, span), operand, out, span)
-            rewrite.after = out
+            rewrite.after = self._section_lambda(e, left, scope)
         return rewrite.after
+
+    def _section_lambda(self, e: ast.LeftSection | ast.RightSection, left: bool,
+                        scope: Scope) -> ast.Expr:
+        operand = self.expr(e.left if left else e.right, scope)
+        span = e.span
+        # The interpreter evaluates the operand once, when the section is made: a lambda
+        # keeps that by binding it first, unless it is a variable or a literal.
+        bound = None
+        if not self.is_trivial(operand):
+            bound = self.fresh("l" if left else "r")
+            operand_ref: ast.Expr = self.b.var(bound, span)
+        else:
+            operand_ref = operand
+        param = self.fresh("y" if left else "x")
+        arg = self.b.var(param, span)
+        body = self.b.binop(e.op, operand_ref, arg, span) if left else \
+            self.b.binop(e.op, arg, operand_ref, span)
+        out: ast.Expr = self.b.lam([self.b.pvar(param, span)], body, span)
+        if bound is not None:
+            out = self.b.let(self.b.pvar(bound, span), operand, out, span)
+        return out
 
     # ------------------------------------------------------------------ ranges
 
