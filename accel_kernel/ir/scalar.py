@@ -216,6 +216,13 @@ def leaf_rep(rep: Rep, path: Path) -> Rep:
     return rep
 
 
+def part(value: object, path: Path) -> object:
+    """The part of a free variable's value (a tuple, for a TupleRep) that `path` chooses."""
+    for k in path:
+        value = value[k]      # type: ignore[index]
+    return value
+
+
 def depth(rep: Rep) -> int:
     """How many indices reach an element of an array of representation `rep`."""
     if isinstance(rep, Segmented):

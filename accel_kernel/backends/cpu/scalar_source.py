@@ -223,13 +223,7 @@ class _Translator:
         return env[node.name] if node.name in env else self.free[node.name]
 
     def _free(self, node: S.Free, env: dict, hint: str) -> Val:
-        return self._free_part(node.name, node.path)
-
-    def _free_part(self, name: str, path: S.Path) -> Any:
-        value = self.free[name]
-        for k in path:
-            value = value[k]
-        return value
+        return S.part(self.free[node.name], node.path)
 
     def _tuple(self, node: S.Tuple, env: dict, hint: str) -> tuple:
         return tuple(self.expr(e, env, f"{hint}_{k}") for k, e in enumerate(node.elems))
@@ -371,13 +365,13 @@ class _Translator:
     # ------------------------------------------------------------------ free arrays
 
     def _length(self, node: S.Length, env: dict, hint: str) -> Val:
-        array = self._free_part(node.name, node.path)
+        array = S.part(self.free[node.name], node.path)
         if isinstance(array, RegularArray):
             return Val(f"{array.name}.shape[0]", "i64", ATOM, True)
         return Val(f"{array.offsets}.shape[0] - 1", "i64", SUM)
 
     def _index(self, node: S.Index, env: dict, hint: str) -> Val:
-        array = self._free_part(node.name, node.path)
+        array = S.part(self.free[node.name], node.path)
         # all the indices first, then the checks, as the numpy target
         indices = [self.w.atom(self.expr(index, env, "i"), "i") for index in node.indices]
         return self._index_into(array, indices, list(node.spans),

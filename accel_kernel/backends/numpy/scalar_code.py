@@ -165,13 +165,7 @@ class LaneEvaluator:
         return env[node.name] if node.name in env else self.free[node.name]
 
     def _free(self, node: S.Free, env: dict, n: int) -> Any:
-        return self._free_part(node.name, node.path)
-
-    def _free_part(self, name: str, path: S.Path) -> Any:
-        value = self.free[name]
-        for k in path:
-            value = value[k]
-        return value
+        return S.part(self.free[node.name], node.path)
 
     def _tuple(self, node: S.Tuple, env: dict, n: int) -> Any:
         return tuple(self.eval(e, env, n) for e in node.elems)
@@ -292,12 +286,12 @@ class LaneEvaluator:
     # ------------------------------------------------------------------ free arrays
 
     def _length(self, node: S.Length, env: dict, n: int) -> Any:
-        array = self._free_part(node.name, node.path)
+        array = S.part(self.free[node.name], node.path)
         self.work += n
         return np.int64(len(array) if isinstance(array, Segs) else array.shape[0])
 
     def _index(self, node: S.Index, env: dict, n: int) -> Any:
-        array = self._free_part(node.name, node.path)
+        array = S.part(self.free[node.name], node.path)
         indices = [self.eval(index, env, n) for index in node.indices]
         self.work += n * len(indices)
         return self._index_into(array, indices, list(node.spans), n, node.checked)
