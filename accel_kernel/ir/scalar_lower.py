@@ -243,11 +243,7 @@ class _Lowering:
 
     def expand(self, var: S.Var) -> Any:
         """A variable of a tuple type as a Python tuple of projections."""
-        if isinstance(var.type, tuple):
-            return tuple(S.Project(var, k, part) if not isinstance(part, tuple) else
-                         self._project_all(S.Project(var, k, part))
-                         for k, part in enumerate(var.type))
-        return var
+        return self._project_all(var) if isinstance(var.type, tuple) else var
 
     def _project_all(self, e: S.Expr) -> Any:
         return tuple(S.Project(e, k, part) if not isinstance(part, tuple) else
