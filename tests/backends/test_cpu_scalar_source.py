@@ -504,8 +504,10 @@ def test_names_are_fresh_and_never_shadow_what_generated_code_uses():
     text, _ = scalar_function(f, "g", ["i64", "i64"], {"range": F.ScalarRep("i64")},
                               ErrorTable())
     assert text.splitlines()[0] == "def g(np_, err_, range_, err):"
-    assert "np__1 = np.int64(np.uint64(np_) + np.uint64(err_))" in text
-    assert "np__2 = np.int64(np.uint64(np__1) * np.uint64(2))" in text
+    # the scalar IR names a rebound `np` `np_1`, `np_2` (ir/scalar_lower.py)
+    assert "np_1 = np.int64(np.uint64(np_) + np.uint64(err_))" in text
+    assert "np_2 = np.int64(np.uint64(np_1) * np.uint64(2))" in text
+    assert "return np.int64(np.uint64(1) + np.uint64(np_2))" in text
 
 
 def test_free_parameters_split_tuples_and_segmented_arrays():

@@ -230,3 +230,16 @@ def test_bool_and_i32_values_keep_their_types():
     got = map1("\\x -> x * 2i32 + 1i32", np.array([2 ** 30], dtype=np.int32),
                F.Regular("i32", 1), out_rep=F.Regular("i32", 1))
     assert got.dtype == np.int32 and got.tolist() == [-2 ** 31 + 1]
+
+
+def test_for_in_over_a_free_array_and_curried_lambdas_through_the_scalar_ir():
+    """Both come from the first-order lowering (ir/scalar_lower.py): `for x in xs` is a
+    `for k < length xs` loop, `(\\a -> \\b -> ...) e` binds `a` before giving the inner
+    function."""
+    got = map1("\\s -> loop acc = s for x in xs do acc + x * s", np.array([0, 1, 2]), R1,
+               v("xs"), globals={"xs": np.array([4, 5, 6])})
+    assert got.tolist() == [0, 1 + 15, 2 + 30]
+    got = map1("\\x -> (\\a -> \\b -> a * b) (x + 1) x", np.arange(4))
+    assert got.tolist() == [0, 2, 6, 12]
+    got = map1("\\x -> (/ (x - 1)) 6", np.array([2, 3, 4]))
+    assert got.tolist() == [6, 3, 2]

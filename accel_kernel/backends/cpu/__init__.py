@@ -1,7 +1,7 @@
 """The `cpu` back end (numba): flat programs compiled to `@njit` Python kernels.
 
-Scalar code: `scalar_source` translates a `ScalarFn` (a map's scalar lambda) into the Python
-source of one numba function with accel's scalar semantics (operators and builtins in
+Scalar code: `scalar_source` translates a `ScalarFn` (a map's scalar lambda), lowered to the
+first-order scalar IR (`ir/scalar_lower.py`), into the Python source of one numba function with accel's scalar semantics (operators and builtins in
 `scalar_arith`, the writing of statements and names in `python_code`); `errors` is the table
 of error sites that generated code reports through its `err` array. numba is imported only
 by the modules that compile, so importing this package stays light.

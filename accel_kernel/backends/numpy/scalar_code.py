@@ -1,5 +1,9 @@
 """Vectorised evaluation of a `ScalarFn` (a scalar lambda in core accel) over many elements.
 
+The function is first lowered to the first-order scalar IR (`ir/scalar_lower.py`, the
+argument types read from the arguments, the free variables' representations from their
+values); the evaluator is a plain walk over that IR.
+
 Every element is a *lane*. A value is a numpy scalar (the same for every active lane), a 1-d
 array with one entry per active lane, a tuple of those, or a function value. The body is
 evaluated once, on whole arrays, for all lanes at a time, and each lane computes exactly what
@@ -17,49 +21,27 @@ When no lane runs at all (a map over an empty array) the body is evaluated with 
 only to find the result's types: nothing can fail there, as no element exists.
 
 Free variables (`ScalarFn.free`) are the same for every lane; a free array may be indexed
-(`xs[i]`, `xss[i][j]`, bounds checked per lane) and measured (`length xs`).
+(`xs[i]`, `xss[i][j]`, bounds checked per lane), measured (`length xs`) and walked (`for x
+in xs`, lowered to `for k < length xs`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from ...ir.flat import ScalarFn
+from ...ir import scalar as S
+from ...ir.core import free_vars
+from ...ir.flat import Regular, Rep, ScalarFn, ScalarRep, Segmented, TupleRep
+from ...ir.scalar_lower import lower
 from ...lang import ast
-from ...lang import types as T
 from ...lang.errors import AccelError
-from ...lang.source import Span
-from ..interp import scalars as interp_scalars
 from . import scalar_ops as ops
-from .rows import check_indices, first_leaf
+from .rows import check_indices
 from .values import Segs, make_scalar
 
-TYPE_CONSTANTS = frozenset({"zero", "one", "lowest", "highest"})
-
-
-@dataclass(frozen=True, eq=False)
-class Closure:
-    params: tuple[ast.Pattern, ...]
-    body: ast.Expr
-    env: dict
-
-
-@dataclass(frozen=True, eq=False)
-class Builtin:
-    """A library function (`min`) or, with `operator`, a binary operator (`(+)`)."""
-    name: str
-    arity: int
-    operator: bool = False
-    flipped: bool = False
-    span: Span | None = None
-
-
-@dataclass(frozen=True, eq=False)
-class Partial:
-    fn: Any
-    args: tuple
+SCALAR_TYPES = {"bool": "bool", "int32": "i32", "int64": "i64", "float32": "f32",
+                "float64": "f64"}
 
 
 # ---------------------------------------------------------------- lanes
@@ -71,10 +53,6 @@ def take(value: Any, idx: np.ndarray) -> Any:
         return tuple(take(v, idx) for v in value)
     if isinstance(value, np.ndarray):
         return value[idx]
-    if isinstance(value, Closure):
-        return Closure(value.params, value.body, restrict(value.env, idx))
-    if isinstance(value, Partial):
-        return Partial(take(value.fn, idx), tuple(take(a, idx) for a in value.args))
     return value
 
 
@@ -108,95 +86,104 @@ def _merge(then: Any, else_: Any, then_idx: np.ndarray, else_idx: np.ndarray, n:
     return out
 
 
-def _bind(pattern: ast.Pattern, value: Any, env: dict) -> dict:
-    if isinstance(pattern, ast.PVar):
-        env[pattern.name] = value
-    elif isinstance(pattern, ast.PTuple):
-        for sub, part in zip(pattern.elems, value):
+def _bind(target: S.Target, value: Any, env: dict) -> dict:
+    if isinstance(target, tuple):
+        for sub, part in zip(target, value):
             _bind(sub, part, env)
+    else:
+        env[target] = value
     return env
+
+
+# ---------------------------------------------------------------- types of values
+
+
+def value_type(value: Any) -> S.ScalarType:
+    """The scalar type of an argument (a numpy scalar, lanes, or a tuple of them)."""
+    if isinstance(value, tuple):
+        return tuple(value_type(v) for v in value)
+    return SCALAR_TYPES[np.asarray(value).dtype.name]
+
+
+def value_rep(value: Any) -> Rep | None:
+    """The representation of a free variable's value (None: nothing scalar code reads)."""
+    if isinstance(value, tuple):
+        parts = [value_rep(v) for v in value]
+        return None if None in parts else TupleRep(tuple(parts))  # type: ignore[arg-type]
+    if isinstance(value, Segs):
+        inner = value_rep(value.values)
+        return None if inner is None else Segmented(inner)
+    if isinstance(value, (np.ndarray, np.generic)) and value.dtype.name in SCALAR_TYPES:
+        elem = SCALAR_TYPES[value.dtype.name]
+        return Regular(elem, value.ndim) if value.ndim else ScalarRep(elem)
+    return None
 
 
 # ---------------------------------------------------------------- the evaluator
 
 
 class LaneEvaluator:
-    """Evaluates scalar code over lanes. `free` holds the free variables; `work` counts
-    element operations and `steps` the lock-step loop iterations run."""
+    """Evaluates scalar code over lanes. `free` holds the free variables (`fallback`: the
+    block's variables, for a name `free` does not list); `work` counts element operations
+    and `steps` the lock-step loop iterations run."""
 
     def __init__(self, free: Mapping[str, Any], fallback: Mapping[str, Any] | None = None,
                  tick: Callable[[], None] = lambda: None):
-        self.free = free
+        self.free = dict(free)
         self.fallback = fallback if fallback is not None else {}
         self.tick = tick
         self.check = True
         self.work = 0
         self.steps = 0
 
+    def lowered(self, fn: ScalarFn, args: list[Any]) -> S.ScalarFunc:
+        """`fn` in the scalar IR, for arguments like `args`."""
+        for name in free_vars(ast.Lambda(fn.params, fn.body) if fn.params else fn.body):
+            if name not in self.free and name in self.fallback:
+                self.free[name] = self.fallback[name]
+        reps = {name: rep for name, rep in ((n, value_rep(v)) for n, v in self.free.items())
+                if rep is not None}
+        return lower(fn, [value_type(a) for a in args], reps, "numpy")
+
     def apply(self, fn: ScalarFn, args: list[Any], n: int) -> Any:
         """`fn` applied to `args` (values over `n` lanes); one array entry per lane."""
         self.check = n > 0
-        env: dict = {}
-        for param, arg in zip(fn.params, args):
-            _bind(param, arg, env)
-        result = self.eval(fn.body, env, n)
-        rest = list(args[len(fn.params):])
-        if rest:
-            result = self.call(result, rest, n, fn.body.span)
+        func = self.lowered(fn, args)
+        env = {param.name: arg for param, arg in zip(func.params, args)}
+        result = self.eval(func.body, env, n)
         return spread(result, n) if not isinstance(result, np.ndarray) else result
 
-    def eval(self, node: ast.Expr, env: dict, n: int) -> Any:
-        method = getattr(self, "_" + type(node).__name__.lower(), None)
-        if method is None:
-            raise ValueError(f"{type(node).__name__} is not scalar code")
-        return method(node, env, n)
+    def eval(self, node: S.Expr, env: dict, n: int) -> Any:
+        return getattr(self, "_" + type(node).__name__.lower())(node, env, n)
 
     # ------------------------------------------------------------------ leaves
 
-    def _lit(self, node: ast.Lit, env: dict, n: int) -> Any:
+    def _const(self, node: S.Const, env: dict, n: int) -> Any:
         return make_scalar(node.type, node.value)
 
-    def _var(self, node: ast.Var, env: dict, n: int) -> Any:
-        name = node.name
-        if name in env:
-            return env[name]
-        if name in self.free:
-            return self.free[name]
-        if name in ops.CONSTANTS:
-            return ops.CONSTANTS[name]
-        if name in ops.FUNCTIONS:
-            return Builtin(name, ops.FUNCTIONS[name][0], span=node.span)
-        if name == "length":
-            return Builtin(name, 1, span=node.span)
-        if name in self.fallback:       # a variable of the block that `free` does not list
-            return self.fallback[name]
-        raise ValueError(f"`{name}` is not bound in scalar code"
-                         + (" (flatten must resolve type constants)" if name in TYPE_CONSTANTS
-                            else ""))
+    def _var(self, node: S.Var, env: dict, n: int) -> Any:
+        return env[node.name] if node.name in env else self.free[node.name]
 
-    def _ascribe(self, node: ast.Ascribe, env: dict, n: int) -> Any:
-        if (isinstance(node.expr, ast.Var) and node.expr.name in TYPE_CONSTANTS
-                and isinstance(node.type, ast.TScalar) and node.expr.name not in env):
-            return _type_constant(node.expr.name, node.type.name)
-        return self.eval(node.expr, env, n)
+    def _free(self, node: S.Free, env: dict, n: int) -> Any:
+        return S.part(self.free[node.name], node.path)
 
-    def _tuplelit(self, node: ast.TupleLit, env: dict, n: int) -> Any:
+    def _tuple(self, node: S.Tuple, env: dict, n: int) -> Any:
         return tuple(self.eval(e, env, n) for e in node.elems)
 
-    def _project(self, node: ast.Project, env: dict, n: int) -> Any:
+    def _project(self, node: S.Project, env: dict, n: int) -> Any:
         return self.eval(node.expr, env, n)[node.index]
 
     # ------------------------------------------------------------------ operators
 
-    def _binop(self, node: ast.BinOp, env: dict, n: int) -> Any:
+    def _binary(self, node: S.Binary, env: dict, n: int) -> Any:
         left = self.eval(node.left, env, n)
-        if node.op in ("&&", "||"):
+        if node.op in S.SHORT_CIRCUIT:
             return self._short_circuit(node, left, env, n)
         right = self.eval(node.right, env, n)
         self.work += n
         return ops.binop(node.op, left, right, node.span, self.check)
 
-    def _short_circuit(self, node: ast.BinOp, left: Any, env: dict, n: int) -> Any:
+    def _short_circuit(self, node: S.Binary, left: Any, env: dict, n: int) -> Any:
         decided = np.bool_(node.op == "||")       # the value that makes the right side moot
         if not isinstance(left, np.ndarray):
             if bool(left) == bool(decided):
@@ -210,73 +197,28 @@ class LaneEvaluator:
             self.work += len(need)
         return out
 
-    def _unop(self, node: ast.UnOp, env: dict, n: int) -> Any:
+    def _unary(self, node: S.Unary, env: dict, n: int) -> Any:
         value = self.eval(node.operand, env, n)
         self.work += n
         return ops.negate(value) if node.op == "-" else ops.logical_not(value)
 
-    def _opfunc(self, node: ast.OpFunc, env: dict, n: int) -> Any:
-        if node.op.isidentifier():
-            return self._var(ast.Var(node.op, span=node.span), env, n)
-        return Builtin(node.op, 2, operator=True, span=node.span)
-
-    def _leftsection(self, node: ast.LeftSection, env: dict, n: int) -> Any:
-        return Partial(Builtin(node.op, 2, operator=True, span=node.span),
-                       (self.eval(node.left, env, n),))
-
-    def _rightsection(self, node: ast.RightSection, env: dict, n: int) -> Any:
-        return Partial(Builtin(node.op, 2, operator=True, flipped=True, span=node.span),
-                       (self.eval(node.right, env, n),))
-
-    # ------------------------------------------------------------------ functions
-
-    def _lambda(self, node: ast.Lambda, env: dict, n: int) -> Any:
-        return Closure(node.params, node.body, env)
-
-    def _apply(self, node: ast.Apply, env: dict, n: int) -> Any:
-        fn = self.eval(node.fn, env, n)
+    def _call(self, node: S.Call, env: dict, n: int) -> Any:
         args = [self.eval(a, env, n) for a in node.args]
+        self.work += n
         try:
-            return self.call(fn, args, n, node.span)
+            return ops.FUNCTIONS[node.name][1](*args)
         except AccelError as err:
             if err.span is None:
                 err.span = node.span
             raise
 
-    def call(self, fn: Any, args: list, n: int, span: Span | None) -> Any:
-        while args:
-            if isinstance(fn, Partial):
-                fn, args = fn.fn, [*fn.args, *args]
-            arity = len(fn.params) if isinstance(fn, Closure) else getattr(fn, "arity", None)
-            if arity is None:
-                raise ValueError(f"cannot apply {fn!r} in scalar code")
-            if len(args) < arity:
-                return Partial(fn, tuple(args))
-            fn, args = self._invoke(fn, args[:arity], n), args[arity:]
-        return fn
-
-    def _invoke(self, fn: Any, args: list, n: int) -> Any:
-        if isinstance(fn, Closure):
-            env = dict(fn.env)
-            for param, arg in zip(fn.params, args):
-                _bind(param, arg, env)
-            return self.eval(fn.body, env, n)
-        self.work += n
-        if fn.operator:
-            left, right = (args[1], args[0]) if fn.flipped else (args[0], args[1])
-            return ops.binop(fn.name, left, right, fn.span, self.check)
-        if fn.name == "length":
-            return np.int64(len(args[0]) if isinstance(args[0], Segs) else
-                            first_leaf(args[0]).shape[0])
-        return ops.FUNCTIONS[fn.name][1](*args)
-
     # ------------------------------------------------------------------ binding and control
 
-    def _let(self, node: ast.Let, env: dict, n: int) -> Any:
+    def _let(self, node: S.Let, env: dict, n: int) -> Any:
         value = self.eval(node.value, env, n)
-        return self.eval(node.body, _bind(node.pattern, value, dict(env)), n)
+        return self.eval(node.body, _bind(node.target, value, dict(env)), n)
 
-    def _if(self, node: ast.If, env: dict, n: int) -> Any:
+    def _if(self, node: S.If, env: dict, n: int) -> Any:
         cond = self.eval(node.cond, env, n)
         if not isinstance(cond, np.ndarray):
             return self.eval(node.then if cond else node.else_, env, n)
@@ -291,27 +233,24 @@ class LaneEvaluator:
         self.work += n
         return _merge(then, else_, then_idx, else_idx, n)
 
-    def _loop(self, node: ast.Loop, env: dict, n: int) -> Any:
+    def _loop(self, node: S.Loop, env: dict, n: int) -> Any:
         state = spread(self.eval(node.init, env, n), n)
-        form = node.form
-        if isinstance(form, ast.ForRange):
-            return self._for_range(node, form, state, env, n)
-        if isinstance(form, ast.While):
-            return self._while(node, form, state, env, n)
-        raise ValueError("`for x in xs` is not scalar code")
+        if isinstance(node.form, S.ForRange):
+            return self._for_range(node, node.form, state, env, n)
+        return self._while(node, node.form, state, env, n)
 
-    def _step(self, node: ast.Loop, state: Any, active: np.ndarray, scope: dict,
+    def _step(self, node: S.Loop, state: Any, active: np.ndarray, scope: dict,
               n: int) -> Any:
         """One iteration on the lanes `active` (scope already restricted to them)."""
         full = len(active) == n
-        _bind(node.pattern, state if full else take(state, active), scope)
+        _bind(node.state, state if full else take(state, active), scope)
         new = self.eval(node.body, scope, len(active))
         if full:
             return spread(new, n)     # a fresh state: the body may return parts of the old
         _assign(state, active, new)
         return state
 
-    def _for_range(self, node: ast.Loop, form: ast.ForRange, state: Any, env: dict,
+    def _for_range(self, node: S.Loop, form: S.ForRange, state: Any, env: dict,
                    n: int) -> Any:
         bound = self.eval(form.bound, env, n)
         index_type = np.asarray(bound).dtype.type
@@ -328,12 +267,12 @@ class LaneEvaluator:
             active = active[bounds[active] > i]
         return state
 
-    def _while(self, node: ast.Loop, form: ast.While, state: Any, env: dict, n: int) -> Any:
+    def _while(self, node: S.Loop, form: S.While, state: Any, env: dict, n: int) -> Any:
         active = np.arange(n)
         while len(active):
             self.tick()
             scope = dict(env) if len(active) == n else restrict(env, active)
-            _bind(node.pattern, state if len(active) == n else take(state, active), scope)
+            _bind(node.state, state if len(active) == n else take(state, active), scope)
             cond = np.broadcast_to(self.eval(form.cond, scope, len(active)), (len(active),))
             going = np.flatnonzero(cond)
             if len(going) == 0:
@@ -346,53 +285,37 @@ class LaneEvaluator:
 
     # ------------------------------------------------------------------ free arrays
 
-    def _index(self, node: ast.Index, env: dict, n: int) -> Any:
-        chain: list[ast.Index] = []
-        base: ast.Expr = node
-        while isinstance(base, ast.Index):
-            chain.append(base)
-            base = base.expr
-        chain.reverse()
-        if not (isinstance(base, ast.Var) and base.name not in env):
-            raise ValueError("scalar code may index only free arrays")
-        array = self._var(base, env, n)
-        if not _is_array(array):
-            raise ValueError("scalar code may index only free arrays")
-        indices = [self.eval(level.index, env, n) for level in chain]
-        self.work += n * len(chain)
-        return self._index_into(array, indices, [level.span for level in chain], n)
+    def _length(self, node: S.Length, env: dict, n: int) -> Any:
+        array = S.part(self.free[node.name], node.path)
+        self.work += n
+        return np.int64(len(array) if isinstance(array, Segs) else array.shape[0])
 
-    def _index_into(self, array: Any, indices: list, spans: list, n: int) -> Any:
-        if isinstance(array, tuple):
-            return tuple(self._index_into(a, indices, spans, n) for a in array)
+    def _index(self, node: S.Index, env: dict, n: int) -> Any:
+        array = S.part(self.free[node.name], node.path)
+        indices = [self.eval(index, env, n) for index in node.indices]
+        self.work += n * len(indices)
+        return self._index_into(array, indices, list(node.spans), n, node.checked)
+
+    def _index_into(self, array: Any, indices: list, spans: list, n: int,
+                    checked: bool) -> Any:
         if not self.check:
             return np.zeros(n, dtype=_dtype_of(array))
         i = indices[0]
         if isinstance(array, Segs):
-            check_indices(i, len(array.offsets) - 1, spans[0])
-            if len(indices) == 1:
-                raise ValueError("scalar code cannot hold a row of an irregular array")
+            if checked:
+                check_indices(i, len(array.offsets) - 1, spans[0])
             start = array.offsets[i]
-            check_indices(indices[1], array.offsets[np.add(i, 1)] - start, spans[1])
+            if checked:
+                check_indices(indices[1], array.offsets[np.add(i, 1)] - start, spans[1])
             return self._index_into(array.values, [start + indices[1], *indices[2:]],
-                                    spans[1:], n)
-        if len(indices) != array.ndim:
-            raise ValueError("scalar code must index a regular array down to a scalar")
-        for k, (index, span) in enumerate(zip(indices, spans)):
-            check_indices(index, array.shape[k], span)
+                                    spans[1:], n, checked)
+        if checked:
+            for k, (index, span) in enumerate(zip(indices, spans)):
+                check_indices(index, array.shape[k], span)
         return ops.scalar_or_array(array[tuple(indices)])
-
-
-def _is_array(value: Any) -> bool:
-    leaf = first_leaf(value)
-    return isinstance(leaf, Segs) or isinstance(leaf, np.ndarray) and leaf.ndim >= 1
 
 
 def _dtype_of(array: Any) -> np.dtype:
     while isinstance(array, Segs):
         array = array.values
     return array.dtype
-
-
-def _type_constant(name: str, elem: str) -> Any:
-    return interp_scalars.type_constant(name, T.Scalar(elem))
