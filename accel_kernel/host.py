@@ -121,12 +121,14 @@ class HostValue(Stored):
         from .backends.numpy.values import flat_length
         return flat_length(self.flat)
 
-    def __getitem__(self, k: int) -> Any:
-        """Element k (0 <= k < len) as an interp value, converting only that element."""
+    def __getitem__(self, k: int | slice) -> Any:
+        """Element k (0 <= k < len) or the slice `lo:hi` (0 <= lo <= hi <= len) as interp
+        values, converting only what is read."""
         from .backends.numpy.values import flat_rows, from_flat
         assert isinstance(self.type, T.Array)
-        row = from_flat(flat_rows(self.flat, k, k + 1), self.type)
-        return row[0]
+        if isinstance(k, slice):
+            return from_flat(flat_rows(self.flat, k.start or 0, k.stop), self.type)
+        return from_flat(flat_rows(self.flat, k, k + 1), self.type)[0]
 
     # ------------------------------------------------------------ the boundary
 
@@ -143,9 +145,21 @@ class HostValue(Stored):
         without a per-element copy where the value is flat."""
         if FLAT in self.forms and not isinstance(self.type, T.Seq):
             from .backends.numpy.boundary import python_from_flat
-            return python_from_flat(self.forms[FLAT], self.type)
+            return _read_only(python_from_flat(self.forms[FLAT], self.type))
         from .values import to_python
         return to_python(self.interp, self.type)
+
+
+def _read_only(obj: Any) -> Any:
+    """numpy arrays that share the session's buffers, as read-only views: a flat value is
+    never changed (snapshots and later cells share it)."""
+    import numpy as np
+    if isinstance(obj, tuple):
+        return tuple(_read_only(x) for x in obj)
+    if isinstance(obj, np.ndarray):
+        obj = obj.view()
+        obj.flags.writeable = False
+    return obj
 
 
 def interp_of(value: Any) -> Any:

@@ -256,8 +256,8 @@ class Interpreter:
         return xs[_checked_index(i, len(xs), node)]
 
     def _indexed(self, node: ast.Expr, env: Env, ts: TypeSubst) -> Value:
-        """The array an index reads: a global kept flat is read in place (`Stored.array`),
-        not converted whole for one element."""
+        """The array an index or a slice reads: a global kept flat is read in place
+        (`Stored.array`), not converted whole for a few elements."""
         if isinstance(node, ast.Var) and node.name not in env:
             value = self.globals.get(node.name)
             if isinstance(value, Stored):
@@ -265,7 +265,7 @@ class Interpreter:
         return self.eval(node, env, ts)
 
     def _slice(self, node: ast.Slice, env: Env, ts: TypeSubst) -> Value:
-        xs = self.eval(node.expr, env, ts)
+        xs = self._indexed(node.expr, env, ts)
         lo = int(self.eval(node.lo, env, ts)) if node.lo is not None else 0
         hi = int(self.eval(node.hi, env, ts)) if node.hi is not None else len(xs)
         if not 0 <= lo <= hi <= len(xs):

@@ -321,6 +321,8 @@ class FlatView(CollectionSequence):
 
     def __getitem__(self, k):
         if isinstance(k, slice):
+            if isinstance(self.value, np.ndarray) and self.value.ndim == 1:
+                return list(self.value[k])        # numpy scalars of its dtype, in C
             return [self[i] for i in range(*k.indices(len(self)))]
         if not -len(self) <= k < len(self):
             raise IndexError(k)
