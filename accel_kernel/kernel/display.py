@@ -37,16 +37,21 @@ _STYLE = ("<style>.accel-value table{border-collapse:collapse;font-family:monosp
 
 def result_bundle(value: Any, type: T.Type) -> dict[str, str]:
     """The execute_result data of a value of the given type (a `HostValue` or interp)."""
-    from ..host import HostValue
-    if isinstance(value, HostValue):
-        value = value.view()
+    value = _shown(value)
     return {"text/plain": value_text(value, type), "text/html": value_html(value, type)}
+
+
+def _shown(value: Any) -> Any:
+    """What the display reads of a value: a `HostValue`'s view (flat arrays read in place)."""
+    from ..host import HostValue
+    return value.view() if isinstance(value, HostValue) else value
 
 
 def value_text(value: Any, type: T.Type) -> str:
     """Accel syntax; a value of more than `MAX_TEXT_ELEMS` array elements summarized as
     numpy does: `EDGE_ITEMS` first and last elements of every array, then its sized type."""
     from ..values import format_value
+    value = _shown(value)
     if _elements(value, MAX_TEXT_ELEMS) <= MAX_TEXT_ELEMS:
         return format_value(value, type)
     return (f"{format_value(value, type, max_elems=2 * EDGE_ITEMS)} : "
@@ -102,7 +107,7 @@ def _shape(value: Any, rank: int) -> tuple[int, ...] | None:
 
 
 def value_html(value: Any, type: T.Type) -> str:
-    body = _html(value, type)
+    body = _html(_shown(value), type)
     return (f"{_STYLE}<div class=\"accel-value\"><div class=\"accel-type\">: "
             f"{_e(T.show(type))}</div>{body}</div>")
 
