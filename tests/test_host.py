@@ -1,5 +1,8 @@
 """Values stay in their flat form (`accel_kernel/host.py`): the session keeps what a target
 made, converts only what is read, and the display reads only the elements it shows."""
+import gc
+import weakref
+
 import numpy as np
 import pytest
 
@@ -38,6 +41,22 @@ def test_a_compiled_global_is_its_flat_buffer_and_is_read_as_it_is(target, no_co
     assert display.result_bundle(shown.host, shown.type)["text/plain"] == \
         "[0, 1, 2, ..., 4997, 4998, 4999] : [5000]i64"
     assert stored(session, "a") is a and a.forms[FLAT] is buffer and a.forms.keys() == {FLAT}
+
+
+@pytest.mark.parametrize("target", ["numpy", "cpu"])
+def test_a_redefined_global_frees_its_buffer_at_once(target):
+    """Nothing but the global holds a cell's buffers once the cell is done (no reference
+    cycle that only Python's cyclic collector would break)."""
+    session = Session(target=target)
+    session.execute("let a = iota 1000", "cell[1]")
+    session.execute("a[3]", "cell[2]")
+    buffer = weakref.ref(stored(session, "a").forms[FLAT])
+    gc.disable()
+    try:
+        session.execute("let a = 0", "cell[3]")
+        assert buffer() is None
+    finally:
+        gc.enable()
 
 
 def test_snapshot_and_restore_share_the_stored_values():
