@@ -61,6 +61,9 @@ class HostValue(Stored):
     def of(form: str, value: Any, t: T.Type) -> "HostValue":
         return HostValue(t, {form: value})
 
+    def __repr__(self) -> str:                 # never the elements: a value may be huge
+        return f"HostValue({T.show(self.type)}, forms {', '.join(self.forms)})"
+
     def has(self, form: str) -> bool:
         return form in self.forms
 
