@@ -321,12 +321,24 @@ class FlatView(CollectionSequence):
 
     def __getitem__(self, k):
         if isinstance(k, slice):
-            if isinstance(self.value, np.ndarray) and self.value.ndim == 1:
-                return list(self.value[k])        # numpy scalars of its dtype, in C
-            return [self[i] for i in range(*k.indices(len(self)))]
+            return self._slice(k)
         if not -len(self) <= k < len(self):
             raise IndexError(k)
         return flat_element(self.value, self.type, k % len(self))
+
+    def _slice(self, k: slice) -> list:
+        """The elements of a slice, read a whole level at a time where the value allows."""
+        value, elem = self.value, self.type.elem           # type: ignore[union-attr]
+        if isinstance(value, np.ndarray) and value.ndim == 1:
+            return list(value[k])                          # numpy scalars of its dtype
+        if isinstance(value, tuple) and isinstance(elem, T.Tuple):   # an array of tuples
+            columns = [FlatView(part, T.Array(e))[k] for part, e in zip(value, elem.elems)]
+            return list(zip(*columns))
+        if isinstance(value, Segs):
+            bounds = value.offsets.tolist()
+            return [_view(flat_rows(value.values, bounds[i], bounds[i + 1]), elem)
+                    for i in range(*k.indices(len(self)))]
+        return [self[i] for i in range(*k.indices(len(self)))]
 
     @property
     def size(self) -> int:
