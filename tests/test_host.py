@@ -142,6 +142,10 @@ def test_big_arrays_show_their_ends_and_their_sized_type():
         assert display.result_bundle(result.host, result.type)["text/plain"] == text
         interp = Session(target="interp").execute(code, "cell")
         assert display.value_text(interp.value, interp.type) == text
+    for target in ("numpy", "interp"):
+        sequence = Session(target=target).execute("produce 5000 (\\i -> i * 2)", "cell")
+        assert display.value_text(sequence.host, sequence.type) == \
+            "[0, 2, 4, ..., 9994, 9996, 9998] : seq i64"
     small = session.execute("iota 1000", "cell")
     assert display.result_bundle(small.host, small.type)["text/plain"] == \
         "[" + ", ".join(map(str, range(1000))) + "]"

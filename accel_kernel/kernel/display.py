@@ -62,6 +62,7 @@ def _elements(value: Any, limit: int) -> int:
     """How many scalars `value` holds (an array of tuples read flat: how many tuples); the
     counting stops past `limit`."""
     from ..values import is_array
+    value = _listed(value)
     if isinstance(value, tuple):
         total = 0
         for part in value:
@@ -85,9 +86,9 @@ def _elements(value: Any, limit: int) -> int:
 
 def sized_type(value: Any, type: T.Type) -> str:
     """`type` with the size of every rectangular array level: `[50000000]i64`, `[3][4]f64`,
-    `[3][]i64` (ragged rows)."""
-    if isinstance(type, T.Seq):
-        type = T.Array(type.elem)
+    `[3][]i64` (ragged rows); a sequence's type as it is."""
+    if isinstance(type, T.Seq):                 # a sequence has no sizes in its type
+        return T.show(type)
     if isinstance(type, T.Tuple) and isinstance(value, tuple):
         return "(" + ", ".join(sized_type(v, t) for v, t in zip(value, type.elems)) + ")"
     if not isinstance(type, T.Array):
@@ -96,6 +97,12 @@ def sized_type(value: Any, type: T.Type) -> str:
     shape = _shape(value, rank) or (len(value),)
     dims = [f"[{n}]" for n in shape] + ["[]"] * (rank - len(shape))
     return "".join(dims) + T.show(_innermost(type))
+
+
+def _listed(value: Any) -> Any:
+    """An interp sequence as the list of its elements (a sequence shows as its array)."""
+    from ..backends.interp.model import Sequence
+    return list(value.items) if isinstance(value, Sequence) else value
 
 
 def _shape(value: Any, rank: int) -> tuple[int, ...] | None:
