@@ -15,9 +15,13 @@ The prelude (`prelude.accel`) is loaded into every session as ordinary accel def
 
 Cells run on `self.target_record` (a `targets.Target`; `self.target` is its name), by default
 `targets.DEFAULT_TARGET` (`cpu`). The session reads the record's fields and calls its `run` and
-`call`; it never compares target names. Whatever the target, the session keeps interp values;
-a construct the target does not build raises NotImplementedError (no fallback to `interp`: see
-`targets`).
+`call`; it never compares target names. A construct the target does not build raises
+NotImplementedError (no fallback to `interp`: see `targets`).
+
+Values stay in the form the target made them (`host.HostValue`): a global let made by `cpu`
+is its numpy buffers (and segment offsets), read as they are by the next `cpu` or `numpy`
+cell, converted to interp values only when `interp` reads it, and the display reads only the
+elements it shows. A def is kept as the interpreter's function value.
 """
 from __future__ import annotations
 
@@ -31,6 +35,7 @@ from typing import Any
 
 from . import compiler, targets
 from .boundary import accel_errors
+from .host import FLAT, INTERP, HostValue, interp_of
 from .lang import ast
 from .lang.builtins import BUILTINS
 from .lang.errors import AccelError, AccelNameError
@@ -54,8 +59,8 @@ class GlobalInfo:
 
 @dataclass
 class CellResult:
-    value: Any = None                 # interp value of the last top-level expression
-    type: Type | None = None
+    host: HostValue | None = None     # the last top-level expression's value, as the target
+    type: Type | None = None          # made it (converted when read: `value`, `text`, ...)
     defined: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
@@ -66,19 +71,21 @@ class CellResult:
         return self.type is not None
 
     @property
+    def value(self) -> Any:
+        """The interp value of the last top-level expression (converted on first read)."""
+        return None if self.host is None else self.host.interp
+
+    @property
     def text(self) -> str | None:
-        from .values import format_value
-        return None if self.type is None else format_value(self.value, self.type)
+        return None if self.host is None else self.host.text()
 
     @property
     def json(self) -> Any:
-        from .values import to_json
-        return None if self.type is None else to_json(self.value, self.type)
+        return None if self.host is None else self.host.json()
 
     @property
     def python(self) -> Any:
-        from .values import to_python
-        return None if self.type is None else to_python(self.value, self.type)
+        return None if self.host is None else self.host.python()
 
 
 @dataclass(frozen=True)
@@ -86,7 +93,7 @@ class _Global:
     name: str
     kind: str                      # 'def' | 'let' | 'prelude'
     scheme: Scheme
-    value: Any
+    value: Any                     # a let's HostValue; a def's interp function value
     deps: frozenset[str]
     form: ast.TopForm
     doc: str
@@ -94,8 +101,8 @@ class _Global:
 
 @dataclass(frozen=True)
 class _Snapshot:
-    """What `Session.snapshot` saves: the target and a copy of the globals (their entries are
-    frozen, so copying the dictionary is enough)."""
+    """What `Session.snapshot` saves: the target and a copy of the globals (their entries and
+    host values are never changed, so copying the dictionary is enough: no buffer is copied)."""
     target: targets.Target
     globals: dict
 
@@ -134,8 +141,6 @@ class Session:
         self._instantiations: dict[int, dict[str, Type]] = {}
         self._loading_prelude = False
         self._flat_calls: dict[tuple, tuple] = {}     # call_flat's compiled wrappers
-        self._rep_cache: dict[str, tuple[Any, Any]] = {}   # global -> (its value, its rep)
-        self._flat_values: dict[str, tuple[Any, Any]] = {}  # global -> (value, flat value)
         self.last_counters = None                     # work and depth of the last flat run
         self.last_compile = 0.0                       # seconds compiling the last cell
         from .runtime.memory import Memory
@@ -187,7 +192,7 @@ class Session:
     def call(self, name: str, args: list[Any]) -> Any:
         """Call a global def with interp values (used by the library API)."""
         interp = self._interpreter(self._types, self._instantiations)
-        return interp.call(self._globals[name].value, list(args))
+        return interp.call(interp_of(self._globals[name].value), list(args))
 
     def scheme(self, name: str) -> Scheme | None:
         entry = self._globals.get(name)
@@ -234,7 +239,6 @@ class Session:
         A def has no inputs: its run is empty. Nothing changes in the session; an accel
         error while running stops the run and is recorded in it."""
         from .backends import numpy as flat_numpy
-        from .values import format_value
         from .viz.flat_run import FlatRun, interp_costs
         program, checked = self._target_program(target, name)
         stages = self._pipeline(program, checked, stop_after="flatten",
@@ -247,8 +251,8 @@ class Session:
             out = flat_numpy.execute(stages[-1].program, env, counters=counters,
                                      cancel=self.cancel)
             if out.results:
-                value = out.interp_results(checked.expr_types[-1:])[0]
-                fields["result"] = format_value(value, checked.expr_types[-1])
+                fields["result"] = HostValue.of(FLAT, out.results[-1],
+                                                checked.expr_types[-1]).text()
         except AccelError as err:
             fields["error"] = err.format().splitlines()[0]
         try:
@@ -292,22 +296,11 @@ class Session:
                                      stop_after=stop_after)
 
     def _global_reps(self) -> dict[str, Any]:
-        """The flat representation of every global let's value (computed once per value)."""
-        from .backends.numpy import rep_of_value
-        out = {}
-        for name, entry in self._globals.items():
-            if entry.kind != "let":
-                continue
-            cached = self._rep_cache.get(name)
-            if cached is None or cached[0] is not entry.value:
-                try:
-                    rep = rep_of_value(entry.value, entry.scheme.type)
-                except ValueError:          # no flat representation (not an array value)
-                    rep = None
-                cached = self._rep_cache[name] = (entry.value, rep)
-            if cached[1] is not None:
-                out[name] = cached[1]
-        return out
+        """The flat representation of every global let's value (read off its flat form, or
+        computed once from its interp form: `HostValue.rep`)."""
+        reps = {name: entry.value.rep for name, entry in self._globals.items()
+                if entry.kind == "let"}
+        return {name: rep for name, rep in reps.items() if rep is not None}
 
     def snapshot(self) -> "_Snapshot":
         """The session's state (its globals and target), for `restore`: the kernel makes a
@@ -316,8 +309,8 @@ class Session:
 
     def restore(self, snapshot: "_Snapshot") -> None:
         """Put back the state of `snapshot` (what a failed cell changed is undone). The types
-        of nodes are kept (they are keyed by node ids, never reused); the caches of values
-        check the value they were made from; the compiled calls are dropped."""
+        of nodes are kept (they are keyed by node ids, never reused); the host values are
+        shared (never changed); the compiled calls are dropped."""
         self.target_record = snapshot.target
         self._globals.clear()
         self._globals.update(snapshot.globals)
@@ -372,6 +365,8 @@ class Session:
         return Interpreter(values, types, instantiations, cancel=self.cancel)
 
     def _evaluate(self, compiled: _Compiled):
+        """Run the cell: its bindings (a let's value as a `HostValue`, a def's function value)
+        and its results (`HostValue`s)."""
         if not self.target_record.reference and compiled.program.forms \
                 and not self._loading_prelude:
             return self._evaluate_flat(compiled)
@@ -380,7 +375,16 @@ class Session:
         for result in compiled.rechecked.values():
             types.maps.insert(0, result.types)
             instantiations.maps.insert(0, result.instantiations)
-        return self._interpreter(types, instantiations).run_forms(compiled.program.forms)
+        values = self._interpreter(types, instantiations).run_forms(compiled.program.forms)
+        checked = compiled.checked
+        for form in compiled.program.forms:
+            if isinstance(form, ast.GlobalLet):
+                for name in ast.pattern_names(form.pattern):
+                    values.bindings[name] = HostValue.of(INTERP, values.bindings[name],
+                                                         checked.schemes[name].type)
+        values.results[:] = [HostValue.of(INTERP, v, t)
+                             for v, t in zip(values.results, checked.expr_types)]
+        return values
 
     def _check_facts(self, compiled: _Compiled) -> None:
         """Run the cell's core program on the fact-checking interpreter (`check_facts`)."""
@@ -398,8 +402,8 @@ class Session:
     def _evaluate_flat(self, compiled: _Compiled):
         """Run a cell on a compiled target (its program compiled through the target's
         `last_stage`, then its `run`: `numpy` runs the flat IR with numpy, `cpu` the fused
-        program with numba kernels), and bring the values back as interp values (what the
-        session keeps, for every target)."""
+        program with numba kernels). The values stay as the target gave them: `HostValue`s
+        of its `value_form`, converted only when something reads them in another form."""
         from .backends.interp.evaluator import CellValues
         from .backends.interp.model import DefFunc
         target = self.target_record
@@ -407,57 +411,33 @@ class Session:
         started = time.perf_counter()
         stages = self._pipeline(compiled.program, compiled.checked,
                                 stop_after=target.last_stage)
-        env = self._flat_globals(_stage(stages, "regularity").program)
+        env = self._flat_globals(_stage(stages, "regularity").program, target.value_form)
         compiled_at = time.perf_counter()
         out, compile_seconds = target.run(stages[-1].program, env, self.memory, self.cancel)
         self.last_compile = (compiled_at - started) + compile_seconds
         values = CellValues()
-        let_types = {}
+        checked = compiled.checked
         for form in compiled.program.forms:
             if isinstance(form, ast.Def):
                 values.bindings[form.name] = DefFunc(form, {})
             elif isinstance(form, ast.GlobalLet):
                 for name in ast.pattern_names(form.pattern):
-                    let_types[name] = compiled.checked.schemes[name].type
-        values.bindings.update(out.interp_bindings(let_types))
-        self._keep_flat(stages[-1].program, out.bindings, values.bindings)
-        values.results.extend(out.interp_results(list(compiled.checked.expr_types)))
+                    values.bindings[name] = HostValue.of(target.value_form, out.bindings[name],
+                                                         checked.schemes[name].type)
+        values.results.extend(HostValue.of(target.value_form, v, t)
+                              for v, t in zip(out.results, checked.expr_types))
         if target.counts_costs:
             values.costs = out.counters      # work and depth, as the interpreter's
             self.last_counters = out.counters
         return values
 
-    def _keep_flat(self, program: Any, flat: dict[str, Any], values: dict[str, Any]) -> None:
-        """Remember the flat value (and representation) of every global let a compiled
-        cell made, next to its interp value: a later cell reads it without converting the
-        interp value back element by element."""
-        for form in program.forms:
-            if form.kind != "let":
-                continue
-            for name, atom in zip(form.names, form.body.result):
-                if name in flat and name in values:
-                    self._flat_values[name] = (values[name], flat[name])
-                    rep = getattr(atom, "rep", None)
-                    if rep is not None:
-                        self._rep_cache[name] = (values[name], rep)
-
-    def _flat_globals(self, core: ast.Program) -> dict[str, Any]:
-        """The global lets the core program `core` reads, as flat values (each global's
-        value is converted once, then reused while the global keeps that value)."""
-        from .backends import numpy as flat_numpy
-        used = {n.name for form in core.forms for n in ast.walk(form) if isinstance(n, ast.Var)}
-        env = {}
-        for name in used:
-            entry = self._globals.get(name)
-            if entry is None or entry.kind != "let":
-                continue
-            cached = self._flat_values.get(name)
-            if cached is None or cached[0] is not entry.value:
-                rep = flat_numpy.rep_of_value(entry.value, entry.scheme.type)
-                cached = self._flat_values[name] = (
-                    entry.value, flat_numpy.to_flat(entry.value, rep))
-            env[name] = cached[1]
-        return env
+    def _flat_globals(self, core: ast.Program, form: str = FLAT) -> dict[str, Any]:
+        """The global lets the core program `core` reads, in the value form `form` of the
+        target that reads them: as they are when they are in that form already (a global
+        made by a compiled target), else converted once (`HostValue.get` keeps it)."""
+        used = {n.name for f in core.forms for n in ast.walk(f) if isinstance(n, ast.Var)}
+        return {name: entry.value.get(form) for name in used
+                if (entry := self._globals.get(name)) is not None and entry.kind == "let"}
 
     @deep
     @_accel_errors_only("call")
@@ -486,7 +466,6 @@ class Session:
         """`call_flat` traced: a `viz.flat_run.FlatRun` of the call, with the interpreter's
         work and depth for the same call."""
         from .backends import numpy as flat_numpy
-        from .values import format_value
         from .viz.flat_run import FlatRun
         stages, env = self._flat_call_stages(name, args, params)
         form = stages[-1].program.forms[0]
@@ -495,13 +474,13 @@ class Session:
             p.name: a for p, a in zip(form.params, args)}}
         try:
             out = flat_numpy.call(form, args, env, counters=counters, cancel=self.cancel)
-            fields["result"] = format_value(flat_numpy.from_flat(out, result), result)
+            fields["result"] = HostValue.of(FLAT, out, result).text()
         except AccelError as err:
             fields["error"] = err.format().splitlines()[0]
         interp = self._interpreter(self._types, self._instantiations)
         values = [flat_numpy.from_flat(a, t) for a, t in zip(args, params)]
         try:
-            interp.call(self._globals[name].value, values)
+            interp.call(interp_of(self._globals[name].value), values)
             fields["interp_work"], fields["interp_depth"] = interp.costs.work, interp.costs.depth
         except AccelError:
             pass
@@ -527,8 +506,8 @@ class Session:
             compiled = self._compile(text, f"<call of {name}>")
             stages = self._pipeline(compiled.program, compiled.checked,
                                     stop_after=target.last_stage, target=target)
-            self._flat_calls[key] = (stages,
-                                     self._flat_globals(_stage(stages, "regularity").program))
+            core = _stage(stages, "regularity").program
+            self._flat_calls[key] = (stages, self._flat_globals(core, target.value_form))
         return self._flat_calls[key]
 
     def _commit(self, compiled: _Compiled, values, kind: str) -> CellResult:
@@ -559,7 +538,7 @@ class Session:
                 note += f"; dependents now using the new definition: {', '.join(compiled.rechecked)}"
             result.notes.append(note)
         if checked.expr_types and values.results:
-            result.value, result.type = values.results[-1], checked.expr_types[-1]
+            result.host, result.type = values.results[-1], checked.expr_types[-1]
         return result
 
     def _load_prelude(self) -> None:

@@ -38,7 +38,9 @@ class Target:
     The value boundary: `from_host(obj, type)` makes the value a call takes from a Python
     (numpy, Awkward) argument, `to_host(value, type)` the Python result from what it gives.
     The reference target has no `run` and `call`: the session's interpreter runs the typed
-    AST with interp values (its boundary converts to and from those)."""
+    AST with interp values (its boundary converts to and from those). `value_form` is the
+    form (`host.FLAT`, `host.INTERP`) its runs read and give: the session keeps every global
+    as the target that made it gave it, converted to another target's form only when read."""
     name: str
     what: str                                  # what it is, in words
     last_stage: str | None                     # the last compiler stage its programs need
@@ -46,6 +48,7 @@ class Target:
     call: Callable[..., Any] | None = None
     from_host: Callable[[Any, Any], Any] | None = None
     to_host: Callable[[Any, Any], Any] | None = None
+    value_form: str = "flat"                   # the form of its values (`host.py`)
     compiler: str | None = None                # the module its compiled code needs
     reference: bool = False                    # defines what programs mean; runs every one
     counts_costs: bool = False                 # its runs count work and depth (`Counters`)
@@ -126,7 +129,7 @@ def _cpu_call(program, form, args, globals, memory, cancel, counters, cache):
 TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("interp", "the reference interpreter (defines the meaning of programs)",
            last_stage="typed", from_host=_interp_from_host, to_host=_interp_to_host,
-           reference=True),
+           value_form="interp", reference=True),
     Target("numpy", "the flat segmented IR run with whole-array numpy operations",
            last_stage="flatten", run=_numpy_run, call=_numpy_call,
            from_host=_flat_from_host, to_host=_flat_to_host, counts_costs=True,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from collections.abc import Sequence as CollectionSequence
 from typing import Any
 
 import numpy as np
@@ -31,15 +32,16 @@ def format_value(value: Any, type: T.Type | None = None, max_elems: int | None =
     last elements around `...` (at every nesting level)."""
     if isinstance(type, T.Seq) or isinstance(value, Sequence):
         elem = type.elem if isinstance(type, T.Seq) else None
-        return format_value(list(value), T.Array(elem) if elem else None, max_elems)
-    if isinstance(value, list):
+        items = value if is_array(value) else list(value)
+        return format_value(items, T.Array(elem) if elem else None, max_elems)
+    if is_array(value):
         elem = type.elem if isinstance(type, T.Array) else None
-        items: list[Any] = value
-        elided = max_elems is not None and len(value) > max_elems
-        if elided:
+        if max_elems is not None and len(value) > max_elems:
             head = max(1, (max_elems + 1) // 2)   # type: ignore[operator]
             tail = max(0, max_elems - head)        # type: ignore[operator]
             items = value[:head] + [...] + (value[len(value) - tail:] if tail else [])
+        else:
+            items = value[:]
         shown = ["..." if v is ... else format_value(v, elem, max_elems) for v in items]
         return "[" + ", ".join(shown) + "]"
     if isinstance(value, tuple):
@@ -48,6 +50,13 @@ def format_value(value: Any, type: T.Type | None = None, max_elems: int | None =
     if is_function(value):
         return f"<function {describe(value)}>"
     return format_scalar(value)
+
+
+def is_array(value: Any) -> bool:
+    """An interp array (a list) or a read-only view of a flat one (`FlatView`, a
+    `collections.abc.Sequence` that is not a tuple): both are read by index."""
+    return isinstance(value, list) or (isinstance(value, CollectionSequence)
+                                       and not isinstance(value, (tuple, str)))
 
 
 def format_scalar(value: Any) -> str:

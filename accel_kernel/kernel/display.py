@@ -1,8 +1,12 @@
 """Mime bundles and tracebacks the kernel sends: pure functions from results to dicts/strings.
 
-- `result_bundle(value, type)`: `text/plain` (accel value syntax) and `text/html` (the type
+- `result_bundle(value, type)`: `text/plain` (accel value syntax; past `MAX_TEXT_ELEMS`
+  elements, like numpy, the first and last `EDGE_ITEMS` of every level and then the sized
+  type: `[0, 1, 2, ..., 49999998, 49999999] : [50000000]i64`) and `text/html` (the type
   above the value; a table for 1-D and 2-D regular arrays of scalars, nested lists for ragged
   arrays, truncated past `MAX_ROWS`/`MAX_COLS` with an ellipsis; everything escaped).
+  `value` is a session's `host.HostValue` (a flat array is read through a `FlatView`: only
+  the elements shown are read, nothing is converted) or an interp value.
 - `who_bundle(infos)`: the `%who` table.
 - `error_content(err)`: the `ename`/`evalue`/`traceback` of an `error` message for an
   AccelError (headline with location, source line, caret line).
@@ -17,7 +21,8 @@ from ..lang.errors import AccelError
 
 MAX_ROWS = 20
 MAX_COLS = 20
-MAX_TEXT_ELEMS = 1000      # text/plain of huge arrays is elided past this many per level
+MAX_TEXT_ELEMS = 1000      # text/plain of an array of more elements is summarized (numpy's)
+EDGE_ITEMS = 3             # ... showing this many first and last elements at every level
 
 RED, RESET = "\x1b[31m", "\x1b[0m"
 
@@ -31,27 +36,98 @@ _STYLE = ("<style>.accel-value table{border-collapse:collapse;font-family:monosp
 # ---------------------------------------------------------------- values
 
 def result_bundle(value: Any, type: T.Type) -> dict[str, str]:
-    """The execute_result data of a value of the given type."""
+    """The execute_result data of a value of the given type (a `HostValue` or interp)."""
+    value = _shown(value)
+    return {"text/plain": value_text(value, type), "text/html": value_html(value, type)}
+
+
+def _shown(value: Any) -> Any:
+    """What the display reads of a value: a `HostValue`'s view (flat arrays read in place)."""
+    from ..host import HostValue
+    return value.view() if isinstance(value, HostValue) else value
+
+
+def value_text(value: Any, type: T.Type) -> str:
+    """Accel syntax; a value of more than `MAX_TEXT_ELEMS` array elements summarized as
+    numpy does: `EDGE_ITEMS` first and last elements of every array, then its sized type."""
     from ..values import format_value
-    text = format_value(value, type, max_elems=MAX_TEXT_ELEMS)
-    return {"text/plain": text, "text/html": value_html(value, type)}
+    value = _shown(value)
+    if _elements(value, MAX_TEXT_ELEMS) <= MAX_TEXT_ELEMS:
+        return format_value(value, type)
+    return (f"{format_value(value, type, max_elems=2 * EDGE_ITEMS)} : "
+            f"{sized_type(value, type)}")
+
+
+def _elements(value: Any, limit: int) -> int:
+    """How many scalars `value` holds (an array of tuples read flat: how many tuples); the
+    counting stops past `limit`."""
+    from ..values import is_array
+    value = _listed(value)
+    if isinstance(value, tuple):
+        total = 0
+        for part in value:
+            total += _elements(part, limit - total)
+            if total > limit:
+                break
+        return total
+    if not is_array(value):
+        return 1                                # a scalar
+    if hasattr(value, "size"):                  # a FlatView: its buffers know
+        return value.size
+    if not len(value) or not (is_array(value[0]) or isinstance(value[0], tuple)):
+        return len(value)
+    total = 0
+    for row in value:
+        total += _elements(row, limit - total)
+        if total > limit:
+            break
+    return total
+
+
+def sized_type(value: Any, type: T.Type) -> str:
+    """`type` with the size of every rectangular array level: `[50000000]i64`, `[3][4]f64`,
+    `[3][]i64` (ragged rows); a sequence's type as it is."""
+    if isinstance(type, T.Seq):                 # a sequence has no sizes in its type
+        return T.show(type)
+    if isinstance(type, T.Tuple) and isinstance(value, tuple):
+        return "(" + ", ".join(sized_type(v, t) for v, t in zip(value, type.elems)) + ")"
+    if not isinstance(type, T.Array):
+        return T.show(type)
+    rank = T.array_rank(type)
+    shape = _shape(value, rank) or (len(value),)
+    dims = [f"[{n}]" for n in shape] + ["[]"] * (rank - len(shape))
+    return "".join(dims) + T.show(_innermost(type))
+
+
+def _listed(value: Any) -> Any:
+    """An interp sequence as the list of its elements (a sequence shows as its array)."""
+    from ..backends.interp.model import Sequence
+    return list(value.items) if isinstance(value, Sequence) else value
+
+
+def _shape(value: Any, rank: int) -> tuple[int, ...] | None:
+    """The shape of the top `rank` levels of an array when they are rectangular."""
+    from ..values import regular_shape
+    if hasattr(value, "regular_shape"):         # a FlatView: read off its offsets
+        return value.regular_shape(rank)
+    return regular_shape(value, rank)
 
 
 def value_html(value: Any, type: T.Type) -> str:
-    body = _html(value, type)
+    body = _html(_shown(value), type)
     return (f"{_STYLE}<div class=\"accel-value\"><div class=\"accel-type\">: "
             f"{_e(T.show(type))}</div>{body}</div>")
 
 
 def _html(value: Any, type: T.Type) -> str:
-    from ..values import format_value, regular_shape
+    from ..values import format_value, is_array
     if isinstance(type, T.Seq):
-        value, type = list(value), T.Array(type.elem)
-    if isinstance(type, T.Array) and isinstance(value, list):
+        value, type = (value if is_array(value) else list(value)), T.Array(type.elem)
+    if isinstance(type, T.Array) and is_array(value):
         rank = T.array_rank(type)
         inner = _innermost(type)
         if rank <= 2 and isinstance(inner, T.Scalar):
-            shape = regular_shape(value, rank)
+            shape = _shape(value, rank)
             if shape is not None:
                 return _table(value, rank, inner)
         return _nested_list(value, type)

@@ -225,7 +225,7 @@ class AccelKernel(Kernel):
                 self._send_stdout(f"note: {note}\n")
             if result.type is None:
                 continue
-            bundle = display.result_bundle(result.value, result.type)
+            bundle = display.result_bundle(result.host, result.type)
             if segment is last_code:
                 shown = bundle["text/plain"]
                 self.send_response(self.iopub_socket, "execute_result",
@@ -241,7 +241,7 @@ class AccelKernel(Kernel):
             try:
                 result = self.accel.execute(expr, name=f"user_expressions[{key}]")
                 data = ({} if result.type is None
-                        else display.result_bundle(result.value, result.type))
+                        else display.result_bundle(result.host, result.type))
                 replies[key] = {"status": "ok", "data": data, "metadata": {}}
             except AccelError as err:
                 replies[key] = {"status": "error", **display.error_content(err)}

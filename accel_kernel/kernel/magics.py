@@ -196,8 +196,8 @@ def _time(ctx: MagicContext, args: str) -> MagicOutput:
         raise MagicError(f"%time needs an expression\n{MAGICS['time'].usage}")
     result = ctx.session.execute("\n" * (ctx.line - 1) + args, name=ctx.cell_name)
     out: list[str] = []
-    if result.text is not None:
-        out.append(result.text + "\n")
+    if result.has_value:                   # summarized like the cell's own result
+        out.append(display.value_text(result.host, result.type) + "\n")
     timings = ", ".join(f"{stage} {_seconds(t)}" for stage, t in result.timings.items())
     total = sum(result.timings.values())
     out.append(f"time: {timings} (total {_seconds(total)})\n")

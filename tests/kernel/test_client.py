@@ -181,3 +181,17 @@ def test_comm_info_and_widget_control_comm(kc):
     assert reply["comms"] == {comm_id: {"target_name": "jupyter.widget.control"}}
     kc.shell_channel.send(kc.session.msg("comm_close", {"comm_id": comm_id, "data": {}}))
     assert result_text(execute(kc, "1")[1]) == "1"
+
+
+def test_a_big_array_stays_flat_and_shows_its_ends(kc):
+    """A compiled target's array is kept as its buffer: reading one element and showing it
+    read only those elements (numpy's summary: the first and last three, then the shape)."""
+    assert execute(kc, "%target numpy")[0]["status"] == "ok"
+    try:
+        reply, outputs = execute(kc, "let big_flat = iota 200000\nbig_flat[7]")
+        assert reply["status"] == "ok" and result_text(outputs) == "7"
+        assert result_text(execute(kc, "big_flat")[1]) == \
+            "[0, 1, 2, ..., 199997, 199998, 199999] : [200000]i64"
+    finally:
+        assert execute(kc, "%target interp")[0]["status"] == "ok"
+    assert result_text(execute(kc, "big_flat[199999] - big_flat[9]")[1]) == "199990"

@@ -28,8 +28,8 @@ from ...runtime.memory import check_allocation
 from . import scalars
 from .costs import InterpCosts
 from .library import CONSTANTS, ELEMENT_BYTES, LIBRARY, SLOT_BYTES, TYPE_CONSTANTS
-from .model import (BuiltinFunc, Closure, DefFunc, OperatorFunc, Partial, TypeSubst, Value,
-                    is_function)
+from .model import (BuiltinFunc, Closure, DefFunc, OperatorFunc, Partial, Stored, TypeSubst,
+                    Value, is_function)
 from .patterns import bind, bind_sizes, check_sizes
 
 Env = Mapping[str, Value]
@@ -185,6 +185,8 @@ class Interpreter:
             return env[name]
         if name in self.globals:
             value = self.globals[name]
+            if isinstance(value, Stored):     # kept in a compiled target's form
+                return value.interp
             if isinstance(value, DefFunc):
                 callee = DefFunc(value.defn, self._callee_tsubst(node, ts))
                 return self._def_constant(callee) if callee.arity == 0 else callee
@@ -248,13 +250,22 @@ class Interpreter:
         return self.eval(node.expr, env, ts)[node.index]
 
     def _index(self, node: ast.Index, env: Env, ts: TypeSubst) -> Value:
-        xs = self.eval(node.expr, env, ts)
+        xs = self._indexed(node.expr, env, ts)
         i = self.eval(node.index, env, ts)
         self.costs.op()
         return xs[_checked_index(i, len(xs), node)]
 
+    def _indexed(self, node: ast.Expr, env: Env, ts: TypeSubst) -> Value:
+        """The array an index or a slice reads: a global kept flat is read in place
+        (`Stored.array`), not converted whole for a few elements."""
+        if isinstance(node, ast.Var) and node.name not in env:
+            value = self.globals.get(node.name)
+            if isinstance(value, Stored):
+                return value.array()
+        return self.eval(node, env, ts)
+
     def _slice(self, node: ast.Slice, env: Env, ts: TypeSubst) -> Value:
-        xs = self.eval(node.expr, env, ts)
+        xs = self._indexed(node.expr, env, ts)
         lo = int(self.eval(node.lo, env, ts)) if node.lo is not None else 0
         hi = int(self.eval(node.hi, env, ts)) if node.hi is not None else len(xs)
         if not 0 <= lo <= hi <= len(xs):

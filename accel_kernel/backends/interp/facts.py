@@ -56,7 +56,7 @@ from ...values import format_value
 from . import scalars
 from .evaluator import Interpreter
 from .library import CONSTANTS, LIBRARY
-from .model import BuiltinFunc, Closure, DefFunc, Sequence, is_function
+from .model import BuiltinFunc, Closure, DefFunc, Sequence, Stored, is_function
 from .patterns import bind, bind_sizes
 
 # map-like builtins: the positions of the functions they apply once per point
@@ -464,6 +464,8 @@ class _Descriptor:
         if name in root:
             return root[name]
         value = self.checker.globals.get(name)
+        if isinstance(value, Stored):              # a global kept flat by the session
+            value = value.interp
         if value is not None and not is_function(value):
             return value
         return CONSTANTS.get(name, _UNKNOWN)

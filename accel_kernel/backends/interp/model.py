@@ -8,6 +8,9 @@
 - functions: the frozen classes below (user lambdas, user defs, builtins, operators, partial
   applications; a section is a partial application of an operator);
 - sequences: `Sequence`, an eager list of elements.
+
+A global read from the session may be `Stored` (kept in a compiled target's form): the
+evaluator takes its `interp` value, or reads one element of it (`a[7]`) through `array()`.
 """
 from __future__ import annotations
 
@@ -103,6 +106,17 @@ class Sequence:
 
     def __repr__(self) -> str:
         return f"Sequence({list(self.items)!r})"
+
+
+class Stored:
+    """A global's value that a session keeps in another form than the interpreter's (a
+    compiled target's flat buffers: `host.HostValue`). `interp` is its interp value (converted
+    when first read); `array()` is what indexing reads: an object whose `len` and `[k]` read
+    one element without converting the whole array, or the interp value."""
+    interp: Value
+
+    def array(self) -> Value:
+        return self.interp
 
 
 def is_function(value: Value) -> bool:

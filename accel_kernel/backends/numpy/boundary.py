@@ -185,6 +185,8 @@ def _rezip(columns: list, length: int) -> Any:
 def rep_of_flat(value: FlatValue, t: T.Type) -> Rep:
     """The representation of a flat value (as `values.rep_of_value` gives for interp ones)."""
     from ...ir.flat import Regular, ScalarRep, Segmented
+    if isinstance(t, T.Seq):                      # a sequence is stored as an array
+        t = T.Array(t.elem)
     if isinstance(value, tuple):
         parts = t.elems if isinstance(t, T.Tuple) else [_component(t, k) for k in range(len(value))]
         return TupleRep(tuple(rep_of_flat(v, e) for v, e in zip(value, parts)))

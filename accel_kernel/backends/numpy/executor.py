@@ -71,7 +71,7 @@ def execute(program: F.FlatProgram, globals: Mapping[str, FlatValue],
         counters.trace = []
     out = FlatCellValues(counters=counters)
     runner = (executor or Executor)(ChainMap(out.bindings, dict(globals)), counters, cancel)
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), runner:
         for form in program.forms:
             if form.kind == "def":
                 out.defs[form.names[0]] = form
@@ -91,7 +91,7 @@ def call(form: F.FlatForm, args: list[FlatValue], globals: Mapping[str, FlatValu
     """Run a "def" form on flat arguments (one per parameter)."""
     runner = (executor or Executor)(ChainMap(dict(globals)), counters or Counters(), cancel)
     scope = {p.name: coerce(a, p.rep) for p, a in zip(form.params, args)}
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), runner:
         values = runner.block(form.body, scope)
     return values[0] if len(values) == 1 else tuple(values)
 
@@ -105,6 +105,15 @@ class Executor:
         self.env: ChainMap = ChainMap({}, globals)  # type: ignore[arg-type]
         self._ops: dict[type, Callable[[F.Stmt, Any], Any]] = {
             cls: getattr(self, "_" + cls.__name__.lower()) for cls in F.Op.__args__}
+
+    def __enter__(self) -> "Executor":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        """Drop the table of bound methods when the run ends: it is a reference cycle, which
+        would keep this run's buffers (a global's, after it is redefined) alive until
+        Python's cyclic collector happens to run."""
+        self._ops = {}
 
     # ------------------------------------------------------------------ blocks
 

@@ -16,6 +16,7 @@ comes back as a tuple.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence as CollectionSequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -234,3 +235,129 @@ def _zip_at(parts: list, depth: int) -> list:
     if depth == 1:
         return list(zip(*parts))
     return [_zip_at(list(rows), depth - 1) for rows in zip(*parts)]
+
+
+# ---------------------------------------------------------------- reading without converting
+
+
+def flat_length(value: FlatValue) -> int:
+    """The number of rows of a flat array value (an array of tuples: of its components)."""
+    if isinstance(value, tuple):
+        return flat_length(value[0]) if value else 0
+    return len(value)
+
+
+def flat_size(value: FlatValue) -> int:
+    """The number of scalars (or tuples) at the innermost level of a flat array value."""
+    if isinstance(value, tuple):
+        return flat_size(value[0]) if value else 0
+    if isinstance(value, Segs):
+        return flat_size(value.values)
+    return int(np.size(value))
+
+
+def flat_rows(value: FlatValue, start: int, stop: int) -> FlatValue:
+    """Rows `start:stop` of a flat array value, as a flat value (views of its buffers; only
+    a segmented level's offsets are copied, rebased to 0)."""
+    if isinstance(value, tuple):
+        return tuple(flat_rows(v, start, stop) for v in value)
+    if isinstance(value, Segs):
+        lo, hi = int(value.offsets[start]), int(value.offsets[stop])
+        return Segs(value.offsets[start:stop + 1] - lo, flat_rows(value.values, lo, hi))
+    return value[start:stop]
+
+
+def flat_element(value: FlatValue, t: T.Type, k: int) -> Any:
+    """Element k of the flat array value `value` of type `t`, read without converting the
+    rest: a numpy scalar, a tuple, or a `FlatView` of an inner array."""
+    return _view(flat_rows(value, k, k + 1), t.elem, first=True)   # type: ignore[union-attr]
+
+
+def _view(value: FlatValue, t: T.Type, first: bool = False) -> Any:
+    """`value` (with `first`: the first row of `value`) as a scalar, tuple or FlatView."""
+    if isinstance(t, T.Tuple):
+        return tuple(_view(v, e, first) for v, e in zip(value, t.elems))
+    if isinstance(t, T.Scalar):
+        return DTYPES[t.name](value[0] if first else value)
+    if first:
+        if isinstance(value, Segs):
+            value = value.values                  # the one row's elements
+        elif isinstance(value, np.ndarray):
+            value = value[0]
+        else:
+            value = tuple(_first_row(v) for v in value)
+    return FlatView(value, t)
+
+
+def _first_row(value: FlatValue) -> FlatValue:
+    if isinstance(value, tuple):
+        return tuple(_first_row(v) for v in value)
+    return value.values if isinstance(value, Segs) else value[0]
+
+
+def flat_view(value: FlatValue, t: T.Type) -> Any:
+    """A flat value of type `t` as the display reads it: arrays as `FlatView`s, tuples as
+    tuples, scalars as numpy scalars; nothing is converted."""
+    if isinstance(t, (T.Array, T.Seq)):
+        return FlatView(value, t)
+    if isinstance(t, T.Tuple):
+        return tuple(flat_view(v, e) for v, e in zip(value, t.elems))
+    if isinstance(t, T.Scalar):
+        return DTYPES[t.name](value)
+    return value
+
+
+class FlatView(CollectionSequence):
+    """A read-only view of a flat array value of accel type `t` as a sequence of elements
+    (numpy scalars, tuples, views of inner arrays): what the display reads of a big array
+    without converting it (`values.format_value` takes it as it takes a list)."""
+
+    def __init__(self, value: FlatValue, t: T.Type):
+        self.value = value
+        self.type = T.Array(t.elem) if isinstance(t, T.Seq) else t
+
+    def __len__(self) -> int:
+        return flat_length(self.value)
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return self._slice(k)
+        if not -len(self) <= k < len(self):
+            raise IndexError(k)
+        return flat_element(self.value, self.type, k % len(self))
+
+    def _slice(self, k: slice) -> list:
+        """The elements of a slice, read a whole level at a time where the value allows."""
+        value, elem = self.value, self.type.elem           # type: ignore[union-attr]
+        if isinstance(value, np.ndarray) and value.ndim == 1:
+            return list(value[k])                          # numpy scalars of its dtype
+        if isinstance(value, tuple) and isinstance(elem, T.Tuple):   # an array of tuples
+            columns = [FlatView(part, T.Array(e))[k] for part, e in zip(value, elem.elems)]
+            return list(zip(*columns))
+        if isinstance(value, Segs):
+            bounds = value.offsets.tolist()
+            return [_view(flat_rows(value.values, bounds[i], bounds[i + 1]), elem)
+                    for i in range(*k.indices(len(self)))]
+        return [self[i] for i in range(*k.indices(len(self)))]
+
+    @property
+    def size(self) -> int:
+        return flat_size(self.value)
+
+    def regular_shape(self, rank: int) -> tuple[int, ...] | None:
+        """The shape of the top `rank` levels if they are rectangular, else None."""
+        shape, value = [flat_length(self.value)], self.value
+        while len(shape) < rank:
+            if isinstance(value, tuple):
+                return None
+            if isinstance(value, np.ndarray):      # its rows' shape: the dims below
+                return tuple(shape) + value.shape[1:1 + rank - len(shape)]
+            sizes = np.diff(value.offsets)
+            if len(sizes) and np.any(sizes != sizes[0]):
+                return None
+            shape.append(int(sizes[0]) if len(sizes) else 0)
+            value = value.values
+        return tuple(shape)
+
+    def __repr__(self) -> str:
+        return f"FlatView({self.value!r}, {T.show(self.type)})"
