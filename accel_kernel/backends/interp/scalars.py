@@ -4,7 +4,9 @@ Every function takes and returns numpy scalars of the exact type (`np.bool_`, `n
 `np.int64`, `np.float32`, `np.float64`). Integer arithmetic wraps around (two's complement);
 integer `/` truncates toward zero and `%` takes the dividend's sign (C); float arithmetic is
 IEEE with numpy's warnings silenced. Errors are raised without a span: the evaluator attaches
-the span of the responsible node.
+the span of the responsible node. What the operators and functions are, their types, errors
+and numpy functions: the one table of scalar semantics, `lang/scalar_ops.py`; this module is
+its reference implementation on single values.
 """
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
 """accel's scalar operators and functions on whole numpy arrays (docs/language.md, "Scalar
-semantics"), matching `backends/interp/scalars.py` element by element.
+semantics"), matching `backends/interp/scalars.py` element by element. What the operators and
+functions are, their arities, errors and numpy functions: the one table of scalar semantics,
+`lang/scalar_ops.py`; this module applies them to lanes.
 
 Operands are numpy scalars (a value every element shares) or 1-d arrays (one entry per
 element); the result is a numpy scalar when every operand is one. Integer arithmetic wraps;

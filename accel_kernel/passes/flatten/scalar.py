@@ -21,17 +21,15 @@ from typing import Any
 from ...ir import core
 from ...ir.flat import Const, FVar, Map, Regular, Scalar, ScalarFn, ScalarRep, TupleRep
 from ...ir.flat_printer import make_fn
-from ...lang import ast
+from ...lang import ast, scalar_ops
 from ...lang import types as T
 from .context import (Builder, Env, FunVal, Leaf, Level, TupleVal, leaves, map_leaves,
                       position)
 from .reps import row_rep
 
-SCALAR_BUILTINS = {"min": 2, "max": 2, "abs": 1, "sqrt": 1, "exp": 1, "log": 1, "sin": 1,
-                   "cos": 1, "tan": 1, "atan2": 2, "floor": 1, "ceil": 1, "round": 1, "i32": 1,
-                   "i64": 1, "f32": 1, "f64": 1, "select": 3}
-CONSTANTS = ("pi", "zero", "one", "lowest", "highest")
-PARTIAL_OPS = {"/", "%", "**", "<<", ">>"}
+SCALAR_BUILTINS = {name: entry.arity for name, entry in scalar_ops.FUNCTIONS.items()}
+CONSTANTS = tuple(name for name, entry in scalar_ops.BUILTINS.items() if not entry.arity)
+PARTIAL_OPS = {op for op, entry in scalar_ops.BINARY_OPS.items() if entry.error}   # may fail
 LOCAL = object()                      # a name bound inside the scalar code being built
 ZIPS = {"zip": 2, "zip3": 3}
 MAPS = {"map": 1, "map2": 2, "map3": 3}
