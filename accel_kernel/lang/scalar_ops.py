@@ -98,10 +98,13 @@ class ScalarOp:
         return f"{self.type_class} a => {text}" if self.type_class else text
 
     def takes(self, type: str) -> bool:
-        """Whether operands of scalar type `type` are what its type rule takes."""
+        """Whether its type variable `a` may stand for the scalar type `type` (for an entry
+        without one, `&&` and `||`: whether its operands are of type `type`)."""
         if self.type_class is not None:
             return type in CLASSES[self.type_class]
-        return all(p in ("a", type) for p in self.params)
+        if "a" in (*self.params, self.result):
+            return type in SCALARS
+        return all(p == type for p in self.params)
 
     def result_type(self, type: str) -> str:
         """The scalar type of its result for operands of scalar type `type`."""

@@ -36,7 +36,8 @@ def make(name: str, value: bool | int | float) -> Any:
     """A numpy scalar of accel type `name` from a Python value (integers wrap)."""
     if name in table.INTS:
         return DTYPES[name](table.wrap(int(value), name))
-    return DTYPES[name](value)
+    with np.errstate(over="ignore"):      # an f64 beyond the f32 range is an infinity
+        return DTYPES[name](value)
 
 
 def wrap(value: int, cls: type) -> Any:
@@ -169,7 +170,7 @@ def convert(name: str, a: Any) -> Any:
     """The conversion functions `i32 i64 f32 f64`: integers wrap, floats truncate toward zero.
     A non-finite float converts to 0 (unspecified by the language; tests avoid it)."""
     if name in table.INTS and is_float(a):
-        return make(name, int(math.trunc(a)) if math.isfinite(a) else 0)
+        return make(name, math.trunc(float(a)) if math.isfinite(a) else 0)   # f32 too
     return make(name, int(a) if name in table.INTS else a)
 
 
@@ -193,6 +194,13 @@ def _function(name: str) -> Callable[..., Any]:
 
 
 SCALAR_FUNCTIONS: dict[str, Callable[..., Any]] = {name: _function(name) for name in FUNCTIONS}
+FUNCTION_ARITY: dict[str, int] = {name: entry.arity for name, entry in FUNCTIONS.items()}
+# `pi`; the type constants depend on the type the context needs (`type_constant`)
+CONSTANTS: dict[str, Any] = {
+    name: make(entry.result, table.constant_value(name, entry.result))
+    for name, entry in table.BUILTINS.items() if entry.form == table.CONSTANT and entry.numpy
+}
+TYPE_CONSTANTS = frozenset(table.TYPE_CONSTANTS)
 
 
 def type_constant(name: str, t: T.Type) -> Any:
