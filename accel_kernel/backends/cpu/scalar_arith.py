@@ -128,15 +128,26 @@ def binary(w: FunctionWriter, op: str, a: Val, b: Val, span: Span | None) -> Val
     return _INTEGER_RULES[op](w, op, a, b, entry.error, span)
 
 
-def _check_divisor(w: FunctionWriter, b: Val, error: ScalarError, span: Span | None) -> bool:
-    """Checks the divisor; False when it is the literal 0 (the check always fails)."""
+def _divisor_checked(w: FunctionWriter, a: Val, b: Val, error: ScalarError,
+                     span: Span | None) -> tuple[Val, Val] | None:
+    """The dividend and divisor as atoms after the divisor's check; None when the divisor
+    is the literal 0 (the check always fails)."""
+    a, b = w.atom(a, "dividend"), w.atom(b, "divisor")
     divisor = int_constant(b)
     if divisor == 0:
         w.check("True", error.kind, error.message, span)
-        return False
+        return None
     if divisor is None:
         w.check(f"{operand(b, COMPARE)} == 0", error.kind, error.message, span)
-    return True
+    return a, b
+
+
+def _corrected(w: FunctionWriter, result: str, type: str, test: str, fix: str) -> Val:
+    """`result` (a variable) with `fix` applied where `test` holds (a line with its why)."""
+    w.emit(f"if {test}")
+    with w.indented():
+        w.emit(fix)
+    return wrap(Val(result, type, ATOM, True))
 
 
 def _int_div(w: FunctionWriter, op: str, a: Val, b: Val, error: ScalarError,
@@ -145,9 +156,10 @@ def _int_div(w: FunctionWriter, op: str, a: Val, b: Val, error: ScalarError,
         return a
     if int_constant(b) == -1:
         return unary("-", a)
-    a, b = w.atom(a, "dividend"), w.atom(b, "divisor")
-    if not _check_divisor(w, b, error, span):
+    operands = _divisor_checked(w, a, b, error, span)
+    if operands is None:
         return literal(0, a.type)
+    a, b = operands
     q = w.fresh("quotient")
     if a.type == "i64" and int_constant(b) is None:
         w.emit(f"{q} = -{operand(a, UNARY, True)} if {b.code} == -1 "
@@ -155,27 +167,23 @@ def _int_div(w: FunctionWriter, op: str, a: Val, b: Val, error: ScalarError,
                f"# numba's // gives 0 for the lowest i64 over -1")
     else:
         w.emit(f"{q} = {operand(a, SUM)} // {operand(b, SUM, True)}")
-    w.emit(f"if {q} < 0 and {operand(a, SUM)} % {operand(b, SUM, True)} != 0:  "
-           f"# // floors, accel truncates toward zero")
-    with w.indented():
-        w.emit(f"{q} += 1")
-    return wrap(Val(q, a.type, ATOM, True))
+    return _corrected(w, q, a.type, f"{q} < 0 and {operand(a, SUM)} % {operand(b, SUM, True)} "
+                      f"!= 0:  # // floors, accel truncates toward zero", f"{q} += 1")
 
 
 def _int_rem(w: FunctionWriter, op: str, a: Val, b: Val, error: ScalarError,
              span: Span | None) -> Val:
     if int_constant(b) in (1, -1):
         return literal(0, a.type)
-    a, b = w.atom(a, "dividend"), w.atom(b, "divisor")
-    if not _check_divisor(w, b, error, span):
+    operands = _divisor_checked(w, a, b, error, span)
+    if operands is None:
         return literal(0, a.type)
+    a, b = operands
     r = w.fresh("remainder")
     w.emit(f"{r} = {operand(a, SUM)} % {operand(b, SUM, True)}")
-    w.emit(f"if {r} != 0 and ({r} < 0) != ({a.code} < 0):  "
-           f"# % takes the divisor's sign, accel the dividend's")
-    with w.indented():
-        w.emit(f"{r} -= {operand(b, SUM, True)}")
-    return wrap(Val(r, a.type, ATOM, True))
+    return _corrected(w, r, a.type, f"{r} != 0 and ({r} < 0) != ({a.code} < 0):  "
+                      f"# % takes the divisor's sign, accel the dividend's",
+                      f"{r} -= {operand(b, SUM, True)}")
 
 
 def _int_pow(w: FunctionWriter, op: str, a: Val, n: Val, error: ScalarError,
