@@ -77,6 +77,8 @@ class ScalarError:
 
 @dataclass(frozen=True)
 class ScalarOp:
+    """One operator or scalar builtin. Its type rule: `params -> result` with `a` standing
+    for one scalar type of `type_class` (`signature` writes it as the type checker reads it)."""
     name: str                      # the spelling: `+`, `min`, `i64`, `pi`
     form: str                      # BINARY, UNARY, FUNCTION, CONVERSION or CONSTANT
     params: tuple[str, ...]        # each `a` or a scalar type

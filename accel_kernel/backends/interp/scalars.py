@@ -19,17 +19,25 @@ from ...lang import scalar_ops as table
 from ...lang import types as T
 from ...lang.scalar_ops import BINARY_OPS, DTYPES, FUNCTIONS, UNARY_OPS
 
-SCALAR_TYPES = DTYPES
 INT_TYPES = tuple(DTYPES[t] for t in table.INTS)
 FLOAT_TYPES = tuple(DTYPES[t] for t in table.FLOATS)
 
 
 def scalar_name(value: Any) -> str:
     """The accel scalar type name of a numpy scalar."""
+    name = _exact_type(value)
+    if name is None:
+        raise TypeError(f"not an accel scalar: {value!r} ({type(value).__name__})")
+    return name
+
+
+def _exact_type(value: Any) -> str | None:
+    """The accel scalar type of a numpy scalar, None for anything else (a Python number that
+    a caller of a def passed in)."""
     for name, cls in DTYPES.items():
         if type(value) is cls:
             return name
-    raise TypeError(f"not an accel scalar: {value!r} ({type(value).__name__})")
+    return None
 
 
 def make(name: str, value: bool | int | float) -> Any:
@@ -38,11 +46,6 @@ def make(name: str, value: bool | int | float) -> Any:
         return DTYPES[name](table.wrap(int(value), name))
     with np.errstate(over="ignore"):      # an f64 beyond the f32 range is an infinity
         return DTYPES[name](value)
-
-
-def wrap(value: int, cls: type) -> Any:
-    """A Python int reduced modulo 2**bits into the signed range of `cls`."""
-    return make(scalar_name(cls(0)), value)
 
 
 def is_int(value: Any) -> bool:
@@ -128,9 +131,9 @@ def binop(op: str, a: Any, b: Any) -> Any:
     """`a op b` for scalars (and `==`/`!=` on any values). `++` is not scalar: see library."""
     if op in table.COMPARISONS:
         return compare(op, a, b)
-    entry, t = BINARY_OPS.get(op), scalar_name(a)
-    if entry is None or not entry.takes(t):
-        raise TypeError(f"operator {op} is not defined on {t}")
+    entry, t = BINARY_OPS.get(op), _exact_type(a)
+    if entry is None or (t is not None and not entry.takes(t)):
+        raise TypeError(f"operator {op} is not defined on {t or type(a).__name__}")
     if t in table.INTS:
         return make(t, _ON_INTEGERS[op](int(a), int(b), t))
     return _numpy(entry.numpy, a, b)

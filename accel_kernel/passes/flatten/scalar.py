@@ -13,6 +13,7 @@ parameters, all brought to the deepest level among them.
 """
 from __future__ import annotations
 
+import math
 import weakref
 
 from dataclasses import dataclass, replace
@@ -63,18 +64,13 @@ def per_point_scalar(v: Any) -> bool:
 def constant_value(name: str, t: T.Type | None) -> ast.Expr:
     """`zero`, `one`, `lowest`, `highest`, `pi` of type `t`, as a literal (an infinity as
     `1.0 / 0.0`, which prints and parses back)."""
-    elem = t.name if isinstance(t, T.Scalar) else "i64"
-    if name == "pi":
-        return ast.Lit(3.141592653589793, "f64")
-    floats = elem in ("f32", "f64")
-    if name in ("zero", "one"):
-        v = (0 if name == "zero" else 1)
-        return ast.Lit(float(v) if floats else v, elem)
-    if floats:
-        one = ast.Lit(1.0 if name == "highest" else -1.0, elem)
-        return ast.BinOp("/", one, ast.Lit(0.0, elem))
-    bits = 32 if elem == "i32" else 64
-    return ast.Lit(-(2 ** (bits - 1)) if name == "lowest" else 2 ** (bits - 1) - 1, elem)
+    elem = scalar_ops.BUILTINS[name].result_type(t.name if isinstance(t, T.Scalar) else "i64")
+    value = scalar_ops.constant_value(name, elem)
+    if elem in scalar_ops.INTS:
+        return ast.Lit(value, elem)
+    if math.isinf(value):
+        return ast.BinOp("/", ast.Lit(math.copysign(1.0, value), elem), ast.Lit(0.0, elem))
+    return ast.Lit(float(value), elem)
 
 
 def worst(*kinds: str | None) -> str | None:
