@@ -19,10 +19,10 @@ from . import targets
 from .boundary import accel_errors
 from .lang import types as T
 from .lang.errors import AccelNameError, AccelTypeError
+from .lang.scalar_ops import DTYPES
 from .session import Session
 
-_DTYPES = {np.dtype(np.bool_): T.BOOL, np.dtype(np.int32): T.I32, np.dtype(np.int64): T.I64,
-           np.dtype(np.float32): T.F32, np.dtype(np.float64): T.F64}
+_DTYPES = {np.dtype(cls): T.Scalar(name) for name, cls in DTYPES.items()}
 
 
 class Program:

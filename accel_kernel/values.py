@@ -20,9 +20,7 @@ import numpy as np
 
 from .backends.interp.model import Sequence, describe, is_function
 from .lang import types as T
-
-_DTYPES = {"bool": np.bool_, "i32": np.int32, "i64": np.int64, "f32": np.float32,
-           "f64": np.float64}
+from .lang.scalar_ops import DTYPES as _DTYPES
 
 
 # ---------------------------------------------------------------- text

@@ -24,11 +24,10 @@ import math
 import re
 from typing import Callable, Iterable
 
-import numpy as np
-
 from ..lang import ast
 from ..lang.parser import parse_expr
 from ..lang.printer import print_expr, print_pattern
+from ..lang.scalar_ops import DTYPES
 from ..lang.source import Source
 from . import core
 from .flat import (Assert, Atom, Block, Const, Copy, FlatForm, FlatProgram, Filter, FVar,
@@ -420,9 +419,6 @@ def make_fn(params: tuple[ast.Pattern, ...], body: ast.Expr,
     return ScalarFn(tuple(params), body, tuple(free))
 
 
-_NP = {"bool": np.bool_, "i32": np.int32, "i64": np.int64, "f32": np.float32, "f64": np.float64}
-
-
 def parse_value(text: str, rep: Rep):
     """A literal value (nested lists of numpy scalars) of rep `rep`."""
     reader = _Reader(text)
@@ -437,7 +433,7 @@ def _value(reader: _Reader, rep: Rep):
         const = reader.atom()
         if not isinstance(const, Const):
             raise reader.error("expected a constant")
-        return _NP[rep.elem](const.value)
+        return DTYPES[rep.elem](const.value)
     if isinstance(rep, TupleRep):
         reader.take("(")
         out = []

@@ -8,13 +8,16 @@ reads that syntax. The derived functions (`sum`, `maximum`, `count`, ...) are no
 are accel source in `prelude.accel`.
 
 `OPERATORS` gives the scheme of each binary operator (by its spelling) and `UNARY_OPERATORS`
-that of `-` and `!` in prefix position.
+that of `-` and `!` in prefix position. The scalar entries (operators, scalar functions,
+conversions, constants: arity, type rule, doc) come from the one table of scalar semantics,
+`scalar_ops.py`.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
+from . import scalar_ops
 from .types import (CLASSES, SCALARS, Array, Func, Scalar, Scheme, Seq, Tuple, Type, TypeVar,
                     free_vars, ordered_vars)
 
@@ -28,7 +31,7 @@ class Builtin:
 
 # ---------------------------------------------------------------- the table
 
-_TABLE: list[tuple[str, str, str]] = [
+_ARRAYS: list[tuple[str, str, str]] = [
     # SOACs
     ("map", "(a -> b) -> []a -> []b",
      "map f xs: [f x | x <- xs], elementwise"),
@@ -88,33 +91,9 @@ _TABLE: list[tuple[str, str, str]] = [
     ("interleave", "[]a -> []a -> []a",
      "interleave xs ys: [xs[0], ys[0], xs[1], ys[1], ...]; the lengths must agree"),
     ("rotate", "i64 -> []a -> []a", "rotate k xs: xs rotated left by k (modulo its length)"),
-    # scalars
-    ("min", "num a => a -> a -> a", "min x y: the smaller of x and y (NaN if either is NaN)"),
-    ("max", "num a => a -> a -> a", "max x y: the larger of x and y (NaN if either is NaN)"),
-    ("abs", "num a => a -> a", "abs x: the absolute value of x"),
-    ("sqrt", "float a => a -> a", "sqrt x: the square root of x"),
-    ("exp", "float a => a -> a", "exp x: e raised to the power x"),
-    ("log", "float a => a -> a", "log x: the natural logarithm of x"),
-    ("sin", "float a => a -> a", "sin x: the sine of x (radians)"),
-    ("cos", "float a => a -> a", "cos x: the cosine of x (radians)"),
-    ("tan", "float a => a -> a", "tan x: the tangent of x (radians)"),
-    ("atan2", "float a => a -> a -> a", "atan2 y x: the angle of the point (x, y), in (-pi, pi]"),
-    ("floor", "float a => a -> a", "floor x: the largest integral float not above x"),
-    ("ceil", "float a => a -> a", "ceil x: the smallest integral float not below x"),
-    ("round", "float a => a -> a", "round x: x rounded to the nearest integral float, half to even"),
-    ("pi", "f64", "pi: 3.141592653589793"),
-    ("i32", "scalar a => a -> i32", "i32 x: x converted to i32 (floats truncate toward zero)"),
-    ("i64", "scalar a => a -> i64", "i64 x: x converted to i64 (floats truncate toward zero)"),
-    ("f32", "scalar a => a -> f32", "f32 x: x converted to f32"),
-    ("f64", "scalar a => a -> f64", "f64 x: x converted to f64"),
-    ("select", "bool -> a -> a -> a",
-     "select c a b: a when c holds, else b; both a and b are evaluated"),
-    ("zero", "num a => a", "zero: 0 of the numeric type the context needs"),
-    ("one", "num a => a", "one: 1 of the numeric type the context needs"),
-    ("lowest", "num a => a",
-     "lowest: the lowest value of the numeric type the context needs (-inf for floats)"),
-    ("highest", "num a => a",
-     "highest: the highest value of the numeric type the context needs (inf for floats)"),
+]
+
+_SEQUENCES: list[tuple[str, str, str]] = [
     # sequences (LANGUAGE.md §7)
     ("produce", "i64 -> (i64 -> a) -> seq a",
      "produce n f: the sequence f 0, ..., f (n-1), computed chunk by chunk"),
@@ -131,17 +110,19 @@ _TABLE: list[tuple[str, str, str]] = [
      "tabulate s: the elements of s stacked into an array (they may differ in length)"),
 ]
 
-_BINARY: list[tuple[tuple[str, ...], str]] = [
-    (("+", "-", "*", "/", "%", "**"), "num a => a -> a -> a"),
-    (("==", "!="), "scalar a => a -> a -> bool"),
-    (("<", "<=", ">", ">="), "scalar a => a -> a -> bool"),
-    (("&&", "||"), "bool -> bool -> bool"),
-    (("&", "|", "^"), "bits a => a -> a -> a"),
-    (("<<", ">>"), "int a => a -> a -> a"),
-    (("++",), "[]a -> []a -> []a"),
+# the scalar functions, conversions and constants, and the operators: lang/scalar_ops.py
+_TABLE: list[tuple[str, str, str]] = [
+    *_ARRAYS,
+    *((op.name, op.signature, op.doc) for op in scalar_ops.BUILTINS.values()),
+    *_SEQUENCES,
 ]
 
-_UNARY: dict[str, str] = {"-": "num a => a -> a", "!": "bits a => a -> a"}
+_BINARY: list[tuple[str, str]] = [
+    *((op.name, op.signature) for op in scalar_ops.BINARY_OPS.values()),
+    ("++", "[]a -> []a -> []a"),
+]
+
+_UNARY: dict[str, str] = {op.name: op.signature for op in scalar_ops.UNARY_OPS.values()}
 
 
 # ---------------------------------------------------------------- the signature parser
@@ -248,8 +229,6 @@ BUILTINS: dict[str, Builtin] = {
     name: Builtin(name, parse_scheme(sig), doc) for name, sig, doc in _TABLE
 }
 
-OPERATORS: dict[str, Scheme] = {
-    op: parse_scheme(sig) for ops, sig in _BINARY for op in ops
-}
+OPERATORS: dict[str, Scheme] = {op: parse_scheme(sig) for op, sig in _BINARY}
 
 UNARY_OPERATORS: dict[str, Scheme] = {op: parse_scheme(sig) for op, sig in _UNARY.items()}

@@ -30,6 +30,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ...ir import flat as F
+from ...lang.scalar_ops import DTYPE_SOURCE
 from .python_code import python_name as _python_name
 from .scalar_arith import literal
 from .scalar_source import free_parameters
@@ -37,8 +38,7 @@ from .scalar_source import free_parameters
 if TYPE_CHECKING:                   # the writer that makes a body (and that imports this)
     from .codegen import KernelWriter
 
-DTYPES = {"bool": "np.bool_", "i32": "np.int32", "i64": "np.int64", "f32": "np.float32",
-          "f64": "np.float64"}
+DTYPES = DTYPE_SOURCE     # scalar type -> the numpy dtype as generated code spells it
 
 # the names of the generated functions' own variables: an accel name that is one of them
 # gets a trailing `_` in kernels and host functions

@@ -1,5 +1,7 @@
 """accel's scalar operators and functions written as Python code for numba (the `cpu` back
-end): element by element what `backends/numpy/scalar_ops.py` computes, errors included.
+end): element by element what `backends/numpy/scalar_ops.py` computes, errors included. The
+operators, functions, arities, errors and numpy functions are those of the one table of
+scalar semantics, `lang/scalar_ops.py`; this module only writes them as source text.
 
 Each function takes `Val`s (typed Python expressions, `python_code.py`) and gives a `Val`,
 writing statements into a `FunctionWriter` where one expression is not enough. What numba
@@ -22,25 +24,22 @@ from __future__ import annotations
 
 import math
 
-from ...lang import types as T
+from ...lang import scalar_ops as table
+from ...lang.scalar_ops import BINARY_OPS, BITS, FLOATS, INTS, ScalarError
 from ...lang.source import Span
-from ..interp import scalars as interp_scalars
 from .python_code import (ATOM, COMPARE, NOT, SUM, TERNARY, UNARY, FunctionWriter, Val, call,
                           infix, operand)
 
-INTS = ("i32", "i64")
-FLOATS = ("f32", "f64")
-BITS = {"i32": 32, "i64": 64}
-NUMPY_TYPES = {"bool": "np.bool_", "i32": "np.int32", "i64": "np.int64",
-               "f32": "np.float32", "f64": "np.float64"}
-COMPARISONS = ("==", "!=", "<", "<=", ">", ">=")
-FLOAT_FUNCTIONS = {"sqrt": "np.sqrt", "exp": "np.exp", "log": "np.log", "sin": "np.sin",
-                   "cos": "np.cos", "tan": "np.tan", "floor": "np.floor", "ceil": "np.ceil",
-                   "round": "np.rint"}       # rint: half to even, like np.round
-FUNCTION_ARITY = {"min": 2, "max": 2, "abs": 1, "atan2": 2, "select": 3, "i32": 1, "i64": 1,
-                  "f32": 1, "f64": 1, **{name: 1 for name in FLOAT_FUNCTIONS}}
-CONSTANTS = {"pi": Val("np.pi", "f64", ATOM, True)}
-TYPE_CONSTANTS = ("zero", "one", "lowest", "highest")
+NUMPY_TYPES = table.DTYPE_SOURCE
+FUNCTION_ARITY = {name: entry.arity for name, entry in table.FUNCTIONS.items()}
+CONSTANTS = {name: Val(f"np.{entry.numpy}", entry.result, ATOM, True)
+             for name, entry in table.BUILTINS.items()
+             if entry.form == table.CONSTANT and entry.numpy}
+TYPE_CONSTANTS = table.TYPE_CONSTANTS
+# the operators on bool as generated code spells them
+_BOOL_SOURCE = {"&": "&", "|": "|", "^": "!=", "&&": "and", "||": "or"}
+_OVERFLOWING = ("+", "-", "*")    # the integer operators numba must be kept from assuming
+                                  # do not overflow (see the module docstring)
 
 
 # ---------------------------------------------------------------- literals
@@ -51,7 +50,7 @@ def literal(value: bool | int | float, type: str) -> Val:
     if type == "bool":
         return Val("True" if value else "False", "bool", ATOM, True)
     if type in INTS:
-        number = int(interp_scalars.make(type, value))
+        number = table.wrap(int(value), type)
         if type == "i32":
             return Val(f"np.int32({number})", type, ATOM, True)
         return Val(str(number), type, UNARY if number < 0 else ATOM, True)
@@ -69,7 +68,7 @@ def literal(value: bool | int | float, type: str) -> Val:
 
 def type_constant(name: str, type: str) -> Val:
     """`zero`, `one`, `lowest`, `highest` of a numeric type."""
-    return literal(interp_scalars.type_constant(name, T.Scalar(type)).item(), type)
+    return literal(table.constant_value(name, type), type)
 
 
 def zero_code(type: str) -> str:
@@ -113,62 +112,54 @@ def binary(w: FunctionWriter, op: str, a: Val, b: Val, span: Span | None) -> Val
     short-circuits them)."""
     if a.type != b.type:
         raise ValueError(f"operator {op} on {a.type} and {b.type}: the types must agree")
-    if op in COMPARISONS:
+    entry, t = BINARY_OPS.get(op), a.type
+    if entry is None or not entry.takes(t):
+        raise ValueError(f"operator {op} is not defined on {t}")
+    if op in table.COMPARISONS:
         return infix(a, op, b, "bool")
-    t = a.type
     if t == "bool":
-        python = {"&": "&", "|": "|", "^": "!=", "&&": "and", "||": "or"}.get(op)
-        if python is None:
-            raise ValueError(f"operator {op} is not defined on bool")
-        return infix(a, python, b, "bool")
-    if t in FLOATS:
-        return _float_binary(op, a, b)
-    if op in ("+", "-", "*"):
-        return wrapping(op, a, b)
-    if op in ("&", "|", "^"):
+        return infix(a, _BOOL_SOURCE[op], b, "bool")
+    if op in _OVERFLOWING:
+        return wrapping(op, a, b) if t in INTS else infix(a, op, b, t)
+    if t in FLOATS:     # IEEE: x / 0.0 is inf or nan; fmod takes the dividend's sign
+        return call(f"np.{entry.numpy}", [a, b], t)
+    if entry.numpy_is_exact(t):
         return wrap(infix(a, op, b, t))
-    if op == "/":
-        return _int_div(w, a, b, span)
-    if op == "%":
-        return _int_rem(w, a, b, span)
-    if op == "**":
-        return _int_pow(w, a, b, span)
-    if op in ("<<", ">>"):
-        return _shift(w, op, a, b, span)
-    raise ValueError(f"operator {op} is not defined on {t}")
+    return _INTEGER_RULES[op](w, op, a, b, entry.error, span)
 
 
-def _float_binary(op: str, a: Val, b: Val) -> Val:
-    if op in ("+", "-", "*"):
-        return infix(a, op, b, a.type)
-    if op == "/":
-        return call("np.divide", [a, b], a.type)      # IEEE: x / 0.0 is inf or nan
-    if op == "%":
-        return call("np.fmod", [a, b], a.type)        # the dividend's sign
-    if op == "**":
-        return call("np.power", [a, b], a.type)
-    raise ValueError(f"operator {op} is not defined on {a.type}")
-
-
-def _check_divisor(w: FunctionWriter, b: Val, message: str, span: Span | None) -> bool:
-    """Checks the divisor; False when it is the literal 0 (the check always fails)."""
+def _divisor_checked(w: FunctionWriter, a: Val, b: Val, error: ScalarError,
+                     span: Span | None) -> tuple[Val, Val] | None:
+    """The dividend and divisor as atoms after the divisor's check; None when the divisor
+    is the literal 0 (the check always fails)."""
+    a, b = w.atom(a, "dividend"), w.atom(b, "divisor")
     divisor = int_constant(b)
     if divisor == 0:
-        w.check("True", "DivisionByZero", message, span)
-        return False
+        w.check("True", error.kind, error.message, span)
+        return None
     if divisor is None:
-        w.check(f"{operand(b, COMPARE)} == 0", "DivisionByZero", message, span)
-    return True
+        w.check(f"{operand(b, COMPARE)} == 0", error.kind, error.message, span)
+    return a, b
 
 
-def _int_div(w: FunctionWriter, a: Val, b: Val, span: Span | None) -> Val:
+def _corrected(w: FunctionWriter, result: str, type: str, test: str, fix: str) -> Val:
+    """`result` (a variable) with `fix` applied where `test` holds (a line with its why)."""
+    w.emit(f"if {test}")
+    with w.indented():
+        w.emit(fix)
+    return wrap(Val(result, type, ATOM, True))
+
+
+def _int_div(w: FunctionWriter, op: str, a: Val, b: Val, error: ScalarError,
+             span: Span | None) -> Val:
     if int_constant(b) == 1:
         return a
     if int_constant(b) == -1:
         return unary("-", a)
-    a, b = w.atom(a, "dividend"), w.atom(b, "divisor")
-    if not _check_divisor(w, b, "integer division by zero", span):
+    operands = _divisor_checked(w, a, b, error, span)
+    if operands is None:
         return literal(0, a.type)
+    a, b = operands
     q = w.fresh("quotient")
     if a.type == "i64" and int_constant(b) is None:
         w.emit(f"{q} = -{operand(a, UNARY, True)} if {b.code} == -1 "
@@ -176,29 +167,27 @@ def _int_div(w: FunctionWriter, a: Val, b: Val, span: Span | None) -> Val:
                f"# numba's // gives 0 for the lowest i64 over -1")
     else:
         w.emit(f"{q} = {operand(a, SUM)} // {operand(b, SUM, True)}")
-    w.emit(f"if {q} < 0 and {operand(a, SUM)} % {operand(b, SUM, True)} != 0:  "
-           f"# // floors, accel truncates toward zero")
-    with w.indented():
-        w.emit(f"{q} += 1")
-    return wrap(Val(q, a.type, ATOM, True))
+    return _corrected(w, q, a.type, f"{q} < 0 and {operand(a, SUM)} % {operand(b, SUM, True)} "
+                      f"!= 0:  # // floors, accel truncates toward zero", f"{q} += 1")
 
 
-def _int_rem(w: FunctionWriter, a: Val, b: Val, span: Span | None) -> Val:
+def _int_rem(w: FunctionWriter, op: str, a: Val, b: Val, error: ScalarError,
+             span: Span | None) -> Val:
     if int_constant(b) in (1, -1):
         return literal(0, a.type)
-    a, b = w.atom(a, "dividend"), w.atom(b, "divisor")
-    if not _check_divisor(w, b, "integer remainder by zero", span):
+    operands = _divisor_checked(w, a, b, error, span)
+    if operands is None:
         return literal(0, a.type)
+    a, b = operands
     r = w.fresh("remainder")
     w.emit(f"{r} = {operand(a, SUM)} % {operand(b, SUM, True)}")
-    w.emit(f"if {r} != 0 and ({r} < 0) != ({a.code} < 0):  "
-           f"# % takes the divisor's sign, accel the dividend's")
-    with w.indented():
-        w.emit(f"{r} -= {operand(b, SUM, True)}")
-    return wrap(Val(r, a.type, ATOM, True))
+    return _corrected(w, r, a.type, f"{r} != 0 and ({r} < 0) != ({a.code} < 0):  "
+                      f"# % takes the divisor's sign, accel the dividend's",
+                      f"{r} -= {operand(b, SUM, True)}")
 
 
-def _int_pow(w: FunctionWriter, a: Val, n: Val, span: Span | None) -> Val:
+def _int_pow(w: FunctionWriter, op: str, a: Val, n: Val, error: ScalarError,
+             span: Span | None) -> Val:
     exponent = int_constant(n)
     if exponent == 0:
         return literal(1, a.type)
@@ -229,20 +218,19 @@ def _int_pow(w: FunctionWriter, a: Val, n: Val, span: Span | None) -> Val:
         w.emit(f"if {n.code} < 0:  # x ** n for n < 0 is 1 / x ** -n in integer division")
         with w.indented():
             w.emit(f"{power} = {wrapping('*', Val(power, a.type), a).code}")
-            w.check(f"{power} == 0", "DivisionByZero",
-                    "integer division by zero (negative power of 0)", span)
+            w.check(f"{power} == 0", error.kind, error.message, span)
             w.emit(f"{power} = {one} if {power} == 1 else "
                    f"({literal(-1, a.type).code} if {power} == -1 else {zero_code(a.type)})")
     return Val(power, a.type, ATOM, True)
 
 
-def _shift(w: FunctionWriter, op: str, a: Val, n: Val, span: Span | None) -> Val:
+def _shift(w: FunctionWriter, op: str, a: Val, n: Val, error: ScalarError,
+           span: Span | None) -> Val:
     bits = BITS[a.type]
     amount = int_constant(n)
     if amount is None or amount < 0:
         n = w.atom(n, "amount")
-        w.check(f"{operand(n, COMPARE)} < 0", "SizeError", "negative shift amount {0}", span,
-                [n.code])
+        w.check(f"{operand(n, COMPARE)} < 0", error.kind, error.message, span, [n.code])
     if op == ">>":       # arithmetic: past the width, 0 or -1 like a shift by width - 1
         clamped = (Val(str(min(amount, bits - 1)), n.type) if amount is not None
                    else Val(f"min({n.code}, {bits - 1})", n.type))
@@ -256,17 +244,19 @@ def _shift(w: FunctionWriter, op: str, a: Val, n: Val, span: Span | None) -> Val
                f"else {zero_code(a.type)}", a.type, TERNARY)
 
 
+# the integer rules numpy's own functions do not give (`numpy_exact` in the table)
+_INTEGER_RULES = {"/": _int_div, "%": _int_rem, "**": _int_pow, "<<": _shift, ">>": _shift}
+
+
 def unary(op: str, a: Val) -> Val:
     """`-a`, and `!a`: logical not on bool, bitwise complement on integers."""
-    if op == "-":
-        if a.type == "bool":
-            raise ValueError("unary - is not defined on bool")
-        return wrap(Val(f"-{operand(a, UNARY, True)}", a.type, UNARY))
+    entry = table.UNARY_OPS.get(op)
+    if entry is None or not entry.takes(a.type):
+        raise ValueError(f"unary {op} is not defined on {a.type}")
     if a.type == "bool":
         return Val(f"not {operand(a, NOT)}", "bool", NOT)
-    if a.type in FLOATS:
-        raise ValueError(f"operator ! is not defined on {a.type}")
-    return wrap(Val(f"~{operand(a, UNARY, True)}", a.type, UNARY))
+    python = "-" if op == "-" else "~"
+    return wrap(Val(f"{python}{operand(a, UNARY, True)}", a.type, UNARY))
 
 
 # ---------------------------------------------------------------- functions
@@ -274,32 +264,28 @@ def unary(op: str, a: Val) -> Val:
 
 def function(w: FunctionWriter, name: str, args: list[Val]) -> Val:
     """A scalar builtin (`FUNCTION_ARITY`) applied to scalars."""
-    if name in ("min", "max"):
-        a, b = args
-        if a.type != b.type:
-            raise ValueError(f"{name} on {a.type} and {b.type}: the types must agree")
-        if a.type in FLOATS:      # numpy's: NaN propagates, equal operands give b
-            a, b = w.atom(a, "a"), w.atom(b, "b")
-            test = "<" if name == "min" else ">"
-            return Val(f"{a.code} if {a.code} {test} {b.code} or np.isnan({a.code}) "
-                       f"else {b.code}", a.type, TERNARY)
-        return wrap(call(name, args, a.type))
-    if name == "abs":
-        return wrap(call("abs", args, args[0].type)) if args[0].type in INTS else \
-            call("np.abs", args, args[0].type)
-    if name in FLOAT_FUNCTIONS:
-        x = _as_float(args[0])
-        return call(FLOAT_FUNCTIONS[name], [x], x.type)
-    if name == "atan2":
-        y, x = _as_float(args[0]), _as_float(args[1])
-        return call("np.arctan2", [y, x], y.type)
+    entry = table.FUNCTIONS.get(name)
+    if entry is None:
+        raise ValueError(f"`{name}` is not a scalar function")
+    if entry.form == table.CONVERSION:
+        return convert(w, name, args[0])
     if name == "select":
         c, a, b = args
         return Val(f"{operand(a, TERNARY, True)} if {operand(c, TERNARY, True)} "
                    f"else {operand(b, TERNARY)}", a.type, TERNARY)
-    if name in NUMPY_TYPES:
-        return convert(w, name, args[0])
-    raise ValueError(f"`{name}` is not a scalar function")
+    if entry.type_class == "float":
+        floats = [_as_float(x) for x in args]
+        return call(f"np.{entry.numpy}", floats, floats[0].type)
+    if any(x.type != args[0].type for x in args):
+        raise ValueError(f"{name} on {' and '.join(x.type for x in args)}: the types must agree")
+    if args[0].type in FLOATS:
+        if name == "abs":
+            return call(f"np.{entry.numpy}", args, args[0].type)
+        a, b = w.atom(args[0], "a"), w.atom(args[1], "b")    # min, max: numpy's: NaN
+        test = "<" if name == "min" else ">"                  # propagates, equal operands give b
+        return Val(f"{a.code} if {a.code} {test} {b.code} or np.isnan({a.code}) "
+                   f"else {b.code}", a.type, TERNARY)
+    return wrap(call(name, args, args[0].type))       # Python's min, max, abs on integers
 
 
 def _as_float(a: Val) -> Val:

@@ -335,16 +335,12 @@ _IMPLS: dict[str, tuple[int, Callable[..., Value]]] = {
 
 LIBRARY: dict[str, BuiltinFunc] = {name: BuiltinFunc(name, arity, impl)
                                    for name, (arity, impl) in _IMPLS.items()}
-for _name in ("abs", "sqrt", "exp", "log", "sin", "cos", "tan", "floor", "ceil", "round",
-              "i32", "i64", "f32", "f64"):
-    LIBRARY[_name] = _scalar(_name, 1)
-for _name in ("min", "max", "atan2"):
-    LIBRARY[_name] = _scalar(_name, 2)
-LIBRARY["select"] = _scalar("select", 3)
+for _name, _arity in scalars.FUNCTION_ARITY.items():
+    LIBRARY[_name] = _scalar(_name, _arity)
 
 # Names whose value is a constant rather than a function.
-CONSTANTS: dict[str, Value] = {"pi": np.float64(np.pi)}
+CONSTANTS: dict[str, Value] = scalars.CONSTANTS
 # Constants whose value depends on the type the context needs (dictionary passing).
-TYPE_CONSTANTS = frozenset({"zero", "one", "lowest", "highest"})
+TYPE_CONSTANTS = scalars.TYPE_CONSTANTS
 
 ALL_NAMES = frozenset(LIBRARY) | frozenset(CONSTANTS) | TYPE_CONSTANTS

@@ -24,11 +24,10 @@ import numpy as np
 
 from ...ir.flat import Regular, Rep, ScalarRep, Segmented, TupleRep
 from ...lang import types as T
+from ...lang.scalar_ops import DTYPES
 from ..interp import scalars
 from ..interp.model import Sequence
 
-DTYPES: dict[str, type] = {"bool": np.bool_, "i32": np.int32, "i64": np.int64,
-                           "f32": np.float32, "f64": np.float64}
 
 
 @dataclass(frozen=True, eq=False)

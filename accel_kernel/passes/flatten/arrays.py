@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from ...ir.flat import (OFFSETS, Assert, Const, FVar, Index, Library, Rebuild, Regular, Reshape,
                         ScalarRep, SegGather, Segmented, SizesToOffsets)
 from ...ir.assert_message import fill
 from ...lang import ast
+from ...lang.scalar_ops import DTYPES
 from ..regularity import nest_of
 from ..shape_terms import Generate, SizeLit, index_vars
 from .context import Env, Leaf, Level, leaves, map_leaves, zip_leaves
@@ -24,15 +23,12 @@ from .reps import array_rank, as_irregular, generalise, row_rep, stack_regular
 
 INDEX_MESSAGE = "index {i} out of bounds for array of length {n}"   # the interpreter's words
 
-_NP = {"bool": np.bool_, "i32": np.int32, "i64": np.int64, "f32": np.float32, "f64": np.float64}
-
-
 def constant_value_of(e: ast.Expr) -> Any:
     """The value of an array literal made of literals only (None when it is not)."""
     if isinstance(e, ast.Lit):
-        return _NP[e.type](e.value)
+        return DTYPES[e.type](e.value)
     if isinstance(e, ast.UnOp) and e.op == "-" and isinstance(e.operand, ast.Lit):
-        return _NP[e.operand.type](-e.operand.value)
+        return DTYPES[e.operand.type](-e.operand.value)
     if isinstance(e, ast.Ascribe):
         return constant_value_of(e.expr)
     if isinstance(e, ast.ArrayLit):

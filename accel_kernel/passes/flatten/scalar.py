@@ -13,6 +13,7 @@ parameters, all brought to the deepest level among them.
 """
 from __future__ import annotations
 
+import math
 import weakref
 
 from dataclasses import dataclass, replace
@@ -21,17 +22,15 @@ from typing import Any
 from ...ir import core
 from ...ir.flat import Const, FVar, Map, Regular, Scalar, ScalarFn, ScalarRep, TupleRep
 from ...ir.flat_printer import make_fn
-from ...lang import ast
+from ...lang import ast, scalar_ops
 from ...lang import types as T
 from .context import (Builder, Env, FunVal, Leaf, Level, TupleVal, leaves, map_leaves,
                       position)
 from .reps import row_rep
 
-SCALAR_BUILTINS = {"min": 2, "max": 2, "abs": 1, "sqrt": 1, "exp": 1, "log": 1, "sin": 1,
-                   "cos": 1, "tan": 1, "atan2": 2, "floor": 1, "ceil": 1, "round": 1, "i32": 1,
-                   "i64": 1, "f32": 1, "f64": 1, "select": 3}
-CONSTANTS = ("pi", "zero", "one", "lowest", "highest")
-PARTIAL_OPS = {"/", "%", "**", "<<", ">>"}
+SCALAR_BUILTINS = {name: entry.arity for name, entry in scalar_ops.FUNCTIONS.items()}
+CONSTANTS = tuple(name for name, entry in scalar_ops.BUILTINS.items() if not entry.arity)
+PARTIAL_OPS = {op for op, entry in scalar_ops.BINARY_OPS.items() if entry.error}   # may fail
 LOCAL = object()                      # a name bound inside the scalar code being built
 ZIPS = {"zip": 2, "zip3": 3}
 MAPS = {"map": 1, "map2": 2, "map3": 3}
@@ -65,18 +64,13 @@ def per_point_scalar(v: Any) -> bool:
 def constant_value(name: str, t: T.Type | None) -> ast.Expr:
     """`zero`, `one`, `lowest`, `highest`, `pi` of type `t`, as a literal (an infinity as
     `1.0 / 0.0`, which prints and parses back)."""
-    elem = t.name if isinstance(t, T.Scalar) else "i64"
-    if name == "pi":
-        return ast.Lit(3.141592653589793, "f64")
-    floats = elem in ("f32", "f64")
-    if name in ("zero", "one"):
-        v = (0 if name == "zero" else 1)
-        return ast.Lit(float(v) if floats else v, elem)
-    if floats:
-        one = ast.Lit(1.0 if name == "highest" else -1.0, elem)
-        return ast.BinOp("/", one, ast.Lit(0.0, elem))
-    bits = 32 if elem == "i32" else 64
-    return ast.Lit(-(2 ** (bits - 1)) if name == "lowest" else 2 ** (bits - 1) - 1, elem)
+    elem = scalar_ops.BUILTINS[name].result_type(t.name if isinstance(t, T.Scalar) else "i64")
+    value = scalar_ops.constant_value(name, elem)
+    if elem in scalar_ops.INTS:
+        return ast.Lit(value, elem)
+    if math.isinf(value):
+        return ast.BinOp("/", ast.Lit(math.copysign(1.0, value), elem), ast.Lit(0.0, elem))
+    return ast.Lit(float(value), elem)
 
 
 def worst(*kinds: str | None) -> str | None:
