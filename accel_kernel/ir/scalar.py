@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Union
 
 from ..lang import ast
+from ..lang import scalar_ops as ops
 from ..lang.printer import print_expr
 from ..lang.source import Span
 from .flat import FVar, Regular, Rep, ScalarRep, Segmented, TupleRep
@@ -39,7 +40,7 @@ Target = Union[str, tuple["Target", ...]]       # what a let or a loop binds
 Path = tuple[int, ...]
 
 SCALARS = ("bool", "i32", "i64", "f32", "f64")
-COMPARISONS = ("==", "!=", "<", "<=", ">", ">=")
+COMPARISONS = ops.COMPARISONS
 SHORT_CIRCUIT = ("&&", "||")
 
 
@@ -352,53 +353,42 @@ def print_func(func: ScalarFunc) -> str:
 
 
 # ---------------------------------------------------------------- types
-# Until one table of scalar semantics exists (issue 11, item 3), the type rules are here.
+# The type rules are the table of scalar semantics' (`lang/scalar_ops.py`).
 
-INTS = ("i32", "i64")
-FLOATS = ("f32", "f64")
-FLOAT_FUNCTIONS = ("sqrt", "exp", "log", "sin", "cos", "tan", "floor", "ceil", "round")
-FUNCTION_ARITY = {"min": 2, "max": 2, "abs": 1, "atan2": 2, "select": 3, "i32": 1, "i64": 1,
-                  "f32": 1, "f64": 1, **{name: 1 for name in FLOAT_FUNCTIONS}}
-CONSTANTS = {"pi": Const(math.pi, "f64")}
-BINARY_OPERATORS = ("+", "-", "*", "/", "%", "**", "&", "|", "^", "<<", ">>", "&&", "||",
-                    *COMPARISONS)
+INTS, FLOATS = ops.INTS, ops.FLOATS
+FUNCTION_ARITY = {name: e.arity for name, e in ops.FUNCTIONS.items()}
+CONSTANTS = {name: Const(ops.constant_value(name, e.result), e.result)
+             for name, e in ops.BUILTINS.items() if e.form == ops.CONSTANT and e.result != "a"}
+BINARY_OPERATORS = tuple(ops.BINARY_OPS)
+
+
+def _apply_rule(entry: ops.ScalarOp, what: str, args: list[ScalarType]) -> str:
+    """The result type of `entry` applied to arguments of types `args` (its rule's type
+    variable `a` stands for one scalar type of its class), or a ValueError."""
+    if len(args) != entry.arity:
+        raise ValueError(f"{what} takes {entry.arity} arguments")
+    bound = {args[k] for k, p in enumerate(entry.params) if p == "a"}
+    if any(isinstance(t, tuple) for t in args) or len(bound) > 1 or any(
+            p != "a" and p != t for p, t in zip(entry.params, args)):
+        raise ValueError(f"{what} on {' and '.join(map(str, args))}: the types must agree")
+    a = bound.pop() if bound else args[0]
+    if not entry.takes(a):
+        raise ValueError(f"{what} is not defined on {a}")
+    return entry.result_type(a)
 
 
 def binary_type(op: str, left: ScalarType, right: ScalarType) -> str:
     """The type of `a op b`, or a ValueError (the operands must have one scalar type)."""
-    if left != right or isinstance(left, tuple):
-        raise ValueError(f"operator {op} on {left} and {right}: the types must agree")
-    if op in COMPARISONS or op in SHORT_CIRCUIT:
-        return "bool"
-    if left == "bool" and op not in ("&", "|", "^"):
-        raise ValueError(f"operator {op} is not defined on bool")
-    if left in FLOATS and op in ("&", "|", "^", "<<", ">>"):
-        raise ValueError(f"operator {op} is not defined on {left}")
-    return left
+    return _apply_rule(ops.BINARY_OPS[op], f"operator {op}", [left, right])
 
 
 def unary_type(op: str, operand: ScalarType) -> str:
-    if isinstance(operand, tuple) or op == "-" and operand == "bool" or (
-            op == "!" and operand in FLOATS):
-        raise ValueError(f"unary {op} is not defined on {operand}")
-    return operand
+    return _apply_rule(ops.UNARY_OPS[op], f"unary {op}", [operand])
 
 
 def call_type(name: str, args: list[ScalarType]) -> ScalarType:
     """The type of a scalar builtin's result."""
-    if len(args) != FUNCTION_ARITY[name]:
-        raise ValueError(f"`{name}` takes {FUNCTION_ARITY[name]} arguments")
-    if name in ("i32", "i64", "f32", "f64"):
-        return name
-    if name == "select":
-        if args[0] != "bool" or args[1] != args[2]:
-            raise ValueError(f"select on {args}")
-        return args[1]
-    if name in ("min", "max", "atan2") and args[0] != args[1]:
-        raise ValueError(f"{name} on {args[0]} and {args[1]}: the types must agree")
-    if name in FLOAT_FUNCTIONS or name == "atan2":
-        return args[0] if args[0] in FLOATS else "f64"
-    return args[0]
+    return _apply_rule(ops.FUNCTIONS[name], f"`{name}`", args)
 
 
 def check_type(node: Expr, want: ScalarType, what: str) -> None:

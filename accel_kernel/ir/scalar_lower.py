@@ -26,25 +26,22 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from ..lang import ast
+from ..lang import scalar_ops as ops
 from ..lang.printer import print_expr
 from ..lang.source import Span
 from . import scalar as S
 from .flat import FVar, Regular, Rep, ScalarFn, ScalarRep, Segmented, TupleRep
 
-TYPE_CONSTANTS = ("zero", "one", "lowest", "highest")
-_INT_RANGE = {"i32": (-2 ** 31, 2 ** 31 - 1), "i64": (-2 ** 63, 2 ** 63 - 1)}
+TYPE_CONSTANTS = ops.TYPE_CONSTANTS
 
 
 def type_constant(name: str, t: str) -> S.Const:
     """`zero`, `one`, `lowest`, `highest` of a numeric type."""
-    if t not in ("i32", "i64", "f32", "f64"):
-        raise ValueError(f"`{name}` needs a numeric type, got {t}")
-    if name in ("zero", "one"):
-        value: int | float = int(name == "one")
-        return S.Const(float(value) if t in S.FLOATS else value, t)
-    if t in S.FLOATS:
-        return S.Const(float("-inf") if name == "lowest" else float("inf"), t)
-    return S.Const(_INT_RANGE[t][0 if name == "lowest" else 1], t)
+    try:
+        value = ops.constant_value(name, t)
+    except TypeError:
+        raise ValueError(f"`{name}` needs a numeric type, got {t}") from None
+    return S.Const(float(value) if t in S.FLOATS else value, t)
 
 
 # ---------------------------------------------------------------- values while lowering
