@@ -237,6 +237,17 @@ def leaves(t: ScalarType) -> list[str]:
     return [leaf for part in t for leaf in leaves(part)] if isinstance(t, tuple) else [t]
 
 
+def fresh_name(base: str, used: set[str]) -> str:
+    """A name not in `used` (`base` itself, else `base_1`, `base_2`, ...), added to it: the
+    lowering's and the source writers' one way to name a variable."""
+    name, k = base, 0
+    while name in used:
+        k += 1
+        name = f"{base}_{k}"
+    used.add(name)
+    return name
+
+
 def target_names(target: Target) -> list[str]:
     if isinstance(target, tuple):
         return [name for part in target for name in target_names(part)]

@@ -156,12 +156,7 @@ class _Lowering:
         return NotImplementedError(f"{self.target}: {what} in scalar code is not built yet")
 
     def fresh(self, base: str) -> str:
-        name, k = base, 0
-        while name in self.used:
-            k += 1
-            name = f"{base}_{k}"
-        self.used.add(name)
-        return name
+        return S.fresh_name(base, self.used)
 
     def _free_value(self, name: str, rep: Rep, path: S.Path) -> Any:
         if isinstance(rep, TupleRep):

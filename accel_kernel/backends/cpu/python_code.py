@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
+from ...ir.scalar import fresh_name
 from ...lang.source import Span
 from .errors import ErrorTable
 
@@ -86,13 +87,7 @@ class FunctionWriter:
 
     def fresh(self, base: str) -> str:
         """A new variable name: `base` itself, else `base_1`, `base_2`, ..."""
-        base = python_name(base)
-        name, k = base, 0
-        while name in self.used:
-            k += 1
-            name = f"{base}_{k}"
-        self.used.add(name)
-        return name
+        return fresh_name(python_name(base), self.used)
 
     def emit(self, line: object) -> None:
         self.lines.append((self.depth, line))
