@@ -44,6 +44,7 @@ from ..ir.flat import (Assert, Atom, Block, Filter, FlatForm, FlatProgram, FVar,
                        ScalarFn, ScalarRep, Scan, SegmentIds, SegmentIota, SegReduce, Stmt,
                        TupleRep, Values, blocks_of)
 from ..ir.flat_printer import op_name, print_stmt
+from ..lang import ast, scalar_ops
 from .base import PassContext, PassOutput
 
 ELEMENT = "element"      # roles of a statement
@@ -319,9 +320,11 @@ class Fuser:
         late = sorted(n for n in reads - group.made if bound_at.get(n, -1) >= position)
         if late:
             return None, f"reads {', '.join(late)}, bound after the kernel starts"
-        if position in self._checked_after and isinstance(stmt.op, Gather):
-            # the assert checks the gather's indices: the gather must not run before it
-            return None, "an assert between the kernel and this gather must run first"
+        if position in self._checked_after and may_fail(stmt.op):
+            # the assert's error comes first (it may check this statement's inputs: a
+            # gather's indices, the lengths a map's function divides by)
+            return None, (f"an assert between the kernel and this {op_name(stmt.op)} must run "
+                          "first: the statement may fail")
         if rule in ("FUSE-REDOMAP", "FUSE-SCANOMAP", "FUSE-FILTER", "FUSE-ROWS",
                     "FUSE-SEGMENTED"):
             self._terminal(group, stmt)
@@ -387,6 +390,37 @@ class Fuser:
                         outputs.append(t)
                         step.after = _line(stmt)
         return outputs
+
+
+def may_fail(op: Any) -> bool:
+    """Whether a statement that may join a kernel can raise: a gather (its indices), an iota
+    or replicate (a negative count), or a scalar function with an operator or builtin that
+    raises (`lang/scalar_ops.py`: integer `/`, `%`, `**`, shifts) whose right operand is not
+    a literal it is defined for, or with an array read, a call or a loop."""
+    if isinstance(op, (Gather, Iota, Replicate)):
+        return True
+    fn = getattr(op, "fn", None) or getattr(op, "op", None)
+    return isinstance(fn, ScalarFn) and _code_may_fail(fn.body)
+
+
+def _code_may_fail(e: ast.Expr) -> bool:
+    if isinstance(e, (ast.Lit, ast.Var)):
+        return False
+    if isinstance(e, ast.BinOp):
+        entry = scalar_ops.BINARY_OPS.get(e.op)
+        right = e.right.value if isinstance(e.right, ast.Lit) else None
+        safe = entry is not None and (entry.error is None or (
+            isinstance(right, (int, float)) and not isinstance(right, bool)
+            and (right > 0 if e.op in ("/", "%") else right >= 0)))
+        return not safe or _code_may_fail(e.left) or _code_may_fail(e.right)
+    if isinstance(e, ast.Apply) and isinstance(e.fn, ast.Var) \
+            and e.fn.name in scalar_ops.FUNCTIONS:
+        return any(_code_may_fail(a) for a in e.args)
+    if isinstance(e, ast.Ascribe):
+        return _code_may_fail(e.expr)
+    if isinstance(e, (ast.UnOp, ast.Project, ast.TupleLit, ast.If)):
+        return any(_code_may_fail(c) for c in ast.children(e))
+    return True
 
 
 def _line(stmt: Stmt) -> str:
