@@ -47,9 +47,7 @@ def load(code: Module, cache_dir: Path) -> ModuleType:
     cache_dir.mkdir(parents=True, exist_ok=True)
     path = cache_dir / f"accel_{code.key}.py"
     if not path.exists() or path.read_text() != code.source:
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(code.source)
-        tmp.replace(path)
+        _write_once(path, code.source)
     name = f"accel_kernel_generated_{code.key}"
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
@@ -58,6 +56,23 @@ def load(code: Module, cache_dir: Path) -> ModuleType:
     spec.loader.exec_module(module)
     _MODULES[code.key] = module
     return module
+
+
+def _write_once(path: Path, source: str) -> None:
+    """Write the module's source, whole or not at all. Where it is there already (another
+    process sharing the cache wrote it meanwhile) it is left untouched: numba's cache of the
+    module is valid only while the file's time stamp stays the same."""
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(source)
+    try:
+        os.link(tmp, path)              # fails where the file exists
+    except FileExistsError:
+        if path.read_text() != source:  # a damaged file: replaced
+            tmp.replace(path)
+    except OSError:                     # a file system without hard links
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 @dataclass
