@@ -23,6 +23,26 @@ def pytest_addoption(parser):
                           "passes print now (also: ACCEL_UPDATE_FIXTURES=1)")
 
 
+def pytest_collection_modifyitems(config, items):
+    """The slow tests first: the notebooks run in a kernel, then the tests that compile `cpu`
+    kernels (numba). Dealt out first, they run side by side on the two workers, and the quick
+    tests fill in at the end, so that no slow test is left to run alone while the other
+    worker idles. The notebooks come before the other runs of their cells on `cpu`
+    (test_differential.py), which then find the cells' kernels in the cache. The order within
+    each group is kept (a stable sort)."""
+    items.sort(key=_slowness)
+
+
+def _slowness(item) -> int:
+    """0: a notebook run; 1: compiles cpu kernels; 2: the rest."""
+    if item.get_closest_marker("notebook") is not None:
+        return 0
+    callspec = getattr(item, "callspec", None)
+    on_cpu = callspec is not None and callspec.params.get("target") == "cpu"
+    return 1 if on_cpu or "cpu" in item.originalname or item.path.name.startswith("test_cpu") \
+        else 2
+
+
 def pytest_report_header(config):
     return f"accel kernel cache: {KERNEL_CACHE}"
 
