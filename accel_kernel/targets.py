@@ -80,14 +80,15 @@ class CompileOptions:
     """How the compiled targets build their code, given to their drivers explicitly (the
     back ends read no environment variable): made once where a session is made, from the
     environment (`from_environment`), or by whoever makes the session (the tests)."""
-    # where `cpu` keeps its generated modules and numba's machine code for them
-    cache_dir: Path = Path.home() / ".cache" / "accel_kernel" / "kernels"
+    cache_dir: Path      # where `cpu` keeps its generated modules and numba their machine code
 
     @staticmethod
     def from_environment(environ: Mapping[str, str] = os.environ) -> "CompileOptions":
-        """The options a user sets through the environment: `$ACCEL_CACHE_DIR`."""
+        """The options a user sets through the environment: `$ACCEL_CACHE_DIR`, else
+        `~/.cache/accel_kernel/kernels`."""
         cache = environ.get("ACCEL_CACHE_DIR")
-        return CompileOptions(Path(cache)) if cache else CompileOptions()
+        return CompileOptions(Path(cache) if cache else
+                              Path.home() / ".cache" / "accel_kernel" / "kernels")
 
 
 # ---------------------------------------------------------------- the back ends' entry points

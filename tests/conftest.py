@@ -39,12 +39,14 @@ def _slowness(item) -> int:
         return 0
     callspec = getattr(item, "callspec", None)
     on_cpu = callspec is not None and callspec.params.get("target") == "cpu"
-    return 1 if on_cpu or "cpu" in item.originalname or item.path.name.startswith("test_cpu") \
-        else 2
+    if on_cpu or "cpu" in item.originalname or item.path.name.startswith("test_cpu"):
+        return 1
+    return 2
 
 
 def pytest_report_header(config):
     return f"accel kernel cache: {KERNEL_CACHE}"
+
 
 NOT_BUILT = "map (\\r -> sort (zip r r)) [[2, 1], [3]]"
 
