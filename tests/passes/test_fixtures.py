@@ -23,7 +23,7 @@ from accel_kernel.lang.source import Source
 from accel_kernel.session import Session
 from accel_kernel.values import format_value
 
-from .fixtures import (FIXTURES, FLAT_STAGES, Fixture, actual, all_fixtures, compile_stages,
+from .fixture_files import (FIXTURES, FLAT_STAGES, Fixture, actual, all_fixtures, compile_stages,
                        read, write)
 
 # every rule of `desugar` (docs/stages.md) is shown by some fixture, but `inline-skipped`
