@@ -129,12 +129,14 @@ def _accel_errors_only(phase: str):
 
 class Session:
     def __init__(self, target: str | targets.Target = targets.DEFAULT_TARGET,
-                 check_facts: bool = False):
+                 check_facts: bool = False, options: targets.CompileOptions | None = None):
         self.cancel = CancelToken()
         # check the shape and regularity facts of every cell on its data before running it
         # (backends/interp/facts.py): a wrong fact is an InternalError of `regularity`
         self.check_facts = check_facts
         self.target_record = targets.get(target)
+        # how compiled targets build (the one place the environment is read: $ACCEL_CACHE_DIR)
+        self.compile_options = options or targets.CompileOptions.from_environment()
         self._ids = itertools.count(1)
         self._globals: dict[str, _Global] = {}
         self._types: dict[int, Type] = {}
@@ -413,7 +415,8 @@ class Session:
                                 stop_after=target.last_stage)
         env = self._flat_globals(_stage(stages, "regularity").program, target.value_form)
         compiled_at = time.perf_counter()
-        out, compile_seconds = target.run(stages[-1].program, env, self.memory, self.cancel)
+        out, compile_seconds = target.run(stages[-1].program, env, self.memory, self.cancel,
+                                          self.compile_options)
         self.last_compile = (compiled_at - started) + compile_seconds
         values = CellValues()
         checked = compiled.checked
@@ -455,7 +458,7 @@ class Session:
         target.check_compiler()
         counters = flat_numpy.Counters()
         out = target.call(stages[-1].program, form, args, env, self.memory, self.cancel,
-                          counters, self._flat_calls)
+                          counters, self._flat_calls, self.compile_options)
         if target.counts_costs:
             self.last_counters = counters
         return out

@@ -22,19 +22,22 @@ stays light).
 from __future__ import annotations
 
 import importlib
+import os
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from pathlib import Path
+from typing import Any, Callable, Mapping
 
 
 @dataclass(frozen=True)
 class Target:
     """One execution target.
 
-    `run(program, globals, memory, cancel) -> (FlatCellValues, compile seconds)` runs a
-    cell's program of stage `last_stage` on the flat values `globals` of the global lets it
-    reads; `call(program, form, args, globals, memory, cancel, counters, cache) -> flat value`
-    calls its def `form` (`cache`: the session's, where a target keeps what it compiled).
+    `run(program, globals, memory, cancel, options) -> (FlatCellValues, compile seconds)`
+    runs a cell's program of stage `last_stage` on the flat values `globals` of the global
+    lets it reads; `call(program, form, args, globals, memory, cancel, counters, cache,
+    options) -> flat value` calls its def `form` (`cache`: the session's, where a target
+    keeps what it compiled; `options`: the session's `CompileOptions`).
     The value boundary: `from_host(obj, type)` makes the value a call takes from a Python
     (numpy, Awkward) argument, `to_host(value, type)` the Python result from what it gives.
     The reference target has no `run` and `call`: the session's interpreter runs the typed
@@ -75,6 +78,22 @@ class Target:
             ) from None
 
 
+@dataclass(frozen=True)
+class CompileOptions:
+    """How the compiled targets build their code, given to their drivers explicitly (the
+    back ends read no environment variable): made once where a session is made, from the
+    environment (`from_environment`), or by whoever makes the session (the tests)."""
+    cache_dir: Path      # where `cpu` keeps its generated modules and numba their machine code
+
+    @staticmethod
+    def from_environment(environ: Mapping[str, str] = os.environ) -> "CompileOptions":
+        """The options a user sets through the environment: `$ACCEL_CACHE_DIR`, else
+        `~/.cache/accel_kernel/kernels`."""
+        cache = environ.get("ACCEL_CACHE_DIR")
+        return CompileOptions(Path(cache) if cache else
+                              Path.home() / ".cache" / "accel_kernel" / "kernels")
+
+
 # ---------------------------------------------------------------- the back ends' entry points
 
 def _interp_from_host(obj: Any, t: Any) -> Any:
@@ -97,30 +116,30 @@ def _flat_to_host(value: Any, t: Any) -> Any:
     return python_from_flat(value, t)
 
 
-def _numpy_run(program, globals, memory, cancel):
+def _numpy_run(program, globals, memory, cancel, options):
     from .backends import numpy as flat_numpy
     return flat_numpy.execute(program, globals, cancel=cancel), 0.0
 
 
-def _numpy_call(program, form, args, globals, memory, cancel, counters, cache):
+def _numpy_call(program, form, args, globals, memory, cancel, counters, cache, options):
     from .backends import numpy as flat_numpy
     return flat_numpy.call(form, args, globals, counters=counters, cancel=cancel)
 
 
-def _cpu_run(program, globals, memory, cancel):
+def _cpu_run(program, globals, memory, cancel, options):
     from .backends.cpu import driver
     started = time.perf_counter()
-    compiled = driver.compile_program(program, memory)
+    compiled = driver.compile_program(program, options, memory)
     generated = time.perf_counter()
     out = driver.run(compiled, globals, cancel=cancel)
     return out, (generated - started) + compiled.compile_seconds
 
 
-def _cpu_call(program, form, args, globals, memory, cancel, counters, cache):
+def _cpu_call(program, form, args, globals, memory, cancel, counters, cache, options):
     from .backends.cpu import driver
     key = ("compiled", id(program))
     if key not in cache:
-        cache[key] = driver.compile_program(program, memory)
+        cache[key] = driver.compile_program(program, options, memory)
     return driver.run_call(cache[key], form, args, globals, cancel=cancel)
 
 

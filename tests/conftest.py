@@ -1,5 +1,52 @@
-"""Fixtures shared by the whole suite."""
+"""Fixtures and options shared by the whole suite.
+
+One kernel cache for the whole run: `$ACCEL_CACHE_DIR` when it is set, else `.cache/kernels`
+in the repository (gitignored). It is set in the environment when pytest starts, before any
+session is made and before the xdist workers and the subprocesses (`accel run`, the kernel,
+the notebooks) start, so that all of them read the same directory: a kernel compiled once by
+any of them is a numba cache hit for the others, and for the next run (a fresh clone, as CI
+runs, starts empty).
+"""
+import os
+from pathlib import Path
+
 import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+KERNEL_CACHE = Path(os.environ.get("ACCEL_CACHE_DIR") or REPO / ".cache" / "kernels")
+os.environ["ACCEL_CACHE_DIR"] = str(KERNEL_CACHE)
+
+
+def pytest_addoption(parser):
+    parser.addoption("--update-fixtures", action="store_true", default=False,
+                     help="rewrite the expected text of tests/passes/fixtures/ from what the "
+                          "passes print now (also: ACCEL_UPDATE_FIXTURES=1)")
+
+
+def pytest_collection_modifyitems(config, items):
+    """The slow tests first: the notebooks run in a kernel, then the tests that compile `cpu`
+    kernels (numba). Dealt out first, they run side by side on the two workers, and the quick
+    tests fill in at the end, so that no slow test is left to run alone while the other
+    worker idles. The notebooks come before the other runs of their cells on `cpu`
+    (test_differential.py), which then find the cells' kernels in the cache. The order within
+    each group is kept (a stable sort)."""
+    items.sort(key=_slowness)
+
+
+def _slowness(item) -> int:
+    """0: a notebook run; 1: compiles cpu kernels; 2: the rest."""
+    if item.get_closest_marker("notebook") is not None:
+        return 0
+    callspec = getattr(item, "callspec", None)
+    on_cpu = callspec is not None and callspec.params.get("target") == "cpu"
+    if on_cpu or "cpu" in item.originalname or item.path.name.startswith("test_cpu"):
+        return 1
+    return 2
+
+
+def pytest_report_header(config):
+    return f"accel kernel cache: {KERNEL_CACHE}"
+
 
 NOT_BUILT = "map (\\r -> sort (zip r r)) [[2, 1], [3]]"
 

@@ -154,7 +154,9 @@ def fresh_session(target: str) -> Session:
 
 
 @pytest.mark.parametrize("target", COMPILED)
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# derandomize: the same programs every run, so that their cpu kernels come from the cache
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow],
+          derandomize=True)
 @given(text=nested_program())
 def test_random_nested_programs_agree_with_the_interpreter(text: str, target: str):
     expected = outcome(fresh_session("interp"), text)
@@ -213,7 +215,8 @@ def empty_soac_program(draw) -> str:
 
 
 @pytest.mark.parametrize("target", COMPILED)
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow],
+          derandomize=True)
 @given(text=empty_soac_program())
 def test_unreached_code_in_empty_soacs_raises_nothing(text: str, target: str):
     expected = outcome(fresh_session("interp"), text)

@@ -165,3 +165,21 @@ def test_a_block_reshaped_twice_in_one_kernel_keeps_its_inner_axes():
 def test_a_negative_size_is_a_size_error_constant_or_not(text):
     kinds = errors_on_interp_and_cpu(text)
     assert kinds[0] == kinds[1] and kinds[0][0] == "SizeError"
+
+
+def test_the_compile_options_say_where_kernels_are_cached(tmp_path, monkeypatch):
+    """The driver keeps its modules where the session's `CompileOptions` say; the session
+    reads `$ACCEL_CACHE_DIR` when it is made, and nothing under backends/ reads the
+    environment."""
+    from pathlib import Path
+
+    from accel_kernel.targets import CompileOptions
+    monkeypatch.setenv("ACCEL_CACHE_DIR", str(tmp_path / "from_env"))
+    assert Session().compile_options == CompileOptions(tmp_path / "from_env")
+    assert CompileOptions.from_environment({}).cache_dir.parts[-2:] == ("accel_kernel", "kernels")
+    session = Session(target="cpu", options=CompileOptions(tmp_path / "given"))
+    assert session.execute("map (\\x -> x * 7 - 12345) [1, 2]").text == "[-12338, -12331]"
+    assert list((tmp_path / "given").glob("accel_*.py"))
+    backends = Path(driver.__file__).resolve().parent.parent
+    for path in backends.rglob("*.py"):
+        assert "os.environ" not in path.read_text() and "getenv" not in path.read_text(), path

@@ -268,29 +268,8 @@ def ragged (xs: []i64) : [][]i64 = map (\\n -> iota n) xs
 
 
 # ---------------------------------------------------------------- acceptance: no lifted scalars
-
-def test_a_scalar_map_is_one_map_with_the_scalar_lambda_inside():
-    stage = flatten("def f (xs: []i64) = map (\\x -> 2*x + 1) xs")
-    f = form(stage, "f")
-    assert len(f.body.stmts) == 1
-    stmt = f.body.stmts[0]
-    assert isinstance(stmt.op, F.Map) and stmt.op.args == (f.params[0],)
-    assert print_stmt(stmt)[0] == "let m_1: [r1]i64 = map (\\x -> 2 * x + 1) xs_1"
-    assert f.body.result == stmt.targets
-    assert [step.rule for step in stage.steps] == ["PARAM", "MAP", "LIFT-MAP-SCALAR"]
-
-
-def test_avoided_scalars_are_free_variables_not_replicated():
-    f = form(flatten("def f (xs: []i64) (n: i64) = map (\\x -> x * n + 1) xs"), "f")
-    assert [type(s.op) for s in f.body.stmts] == [F.Map]
-    assert f.body.stmts[0].op.fn.free == (f.params[1],)
-
-
-def test_maximal_scalar_expressions_around_an_operand_are_one_map():
-    f = form(flatten("def f (xs: []i64) (ys: []i64) = map (\\i -> xs[i] * 2 + i) ys"), "f")
-    ops = [type(s.op) for s in f.body.stmts]
-    assert ops == [F.Gather, F.Map]               # the read, then one map: no lifted `+`
-
+# (a scalar map, avoided scalars, the scalar code around an operand: the flatten_map_scalar*
+# fixtures of tests/passes/fixtures/)
 
 def test_slices_of_an_avoided_array_are_gathered_from_it_not_from_copies():
     """CSR rows as slices of one flat array: each point reads its range of `vals`

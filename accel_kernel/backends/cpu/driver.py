@@ -6,8 +6,9 @@ numba (`codegen.generate`), library functions over numeric arrays compiled too
 Compiled modules are cached: in memory by the hash of their source (a re-run cell costs a
 dictionary lookup), and on disk by numba (`cache=True`): the generated source is written to
 `<cache dir>/accel_<hash>.py` and imported from there, so numba's cache of each function's
-machine code survives the process. The cache directory is `$ACCEL_CACHE_DIR`, else
-`~/.cache/accel_kernel/kernels`.
+machine code survives the process. The cache directory comes in the caller's
+`targets.CompileOptions` (the session makes it from `$ACCEL_CACHE_DIR`, else
+`~/.cache/accel_kernel/kernels`); nothing here reads the environment.
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
@@ -31,26 +32,22 @@ from ..numpy.executor import Executor, FlatCellValues, call, execute
 from . import library
 from .codegen import Module, generate
 
+if TYPE_CHECKING:
+    from ...targets import CompileOptions
+
 _MODULES: dict[str, ModuleType] = {}         # source hash -> the imported module
 
 
-def cache_dir() -> Path:
-    path = Path(os.environ.get("ACCEL_CACHE_DIR") or
-                Path.home() / ".cache" / "accel_kernel" / "kernels")
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-def load(code: Module) -> ModuleType:
-    """The imported module of generated code (from the in-memory cache when it is there)."""
+def load(code: Module, cache_dir: Path) -> ModuleType:
+    """The imported module of generated code (from the in-memory cache when it is there),
+    its source kept in `cache_dir`, where numba keeps its machine code."""
     module = _MODULES.get(code.key)
     if module is not None:
         return module
-    path = cache_dir() / f"accel_{code.key}.py"
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    path = cache_dir / f"accel_{code.key}.py"
     if not path.exists() or path.read_text() != code.source:
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(code.source)
-        tmp.replace(path)
+        _write_once(path, code.source)
     name = f"accel_kernel_generated_{code.key}"
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
@@ -59,6 +56,23 @@ def load(code: Module) -> ModuleType:
     spec.loader.exec_module(module)
     _MODULES[code.key] = module
     return module
+
+
+def _write_once(path: Path, source: str) -> None:
+    """Write the module's source, whole or not at all. Where it is there already (another
+    process sharing the cache wrote it meanwhile) it is left untouched: numba's cache of the
+    module is valid only while the file's time stamp stays the same."""
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(source)
+    try:
+        os.link(tmp, path)              # fails where the file exists
+    except FileExistsError:
+        if path.read_text() != source:  # a damaged file: replaced
+            tmp.replace(path)
+    except OSError:                     # a file system without hard links
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 @dataclass
@@ -72,9 +86,10 @@ class Compiled:
     executor: type | None = None      # its CpuExecutor class, made on the first run
 
 
-def compile_program(program: F.FlatProgram, memory: Memory | None = None) -> Compiled:
+def compile_program(program: F.FlatProgram, options: CompileOptions,
+                    memory: Memory | None = None) -> Compiled:
     code = generate(program)
-    return Compiled(program, code, load(code), memory or Memory())
+    return Compiled(program, code, load(code, options.cache_dir), memory or Memory())
 
 
 @dataclass(frozen=True)
