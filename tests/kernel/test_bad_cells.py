@@ -312,7 +312,7 @@ def test_out_of_memory_and_not_built_are_clean_messages(kernel):
     reply = kernel.run("let big = iota 100000000000000")
     assert reply["ename"] == "OutOfMemory" and "needs" in reply["evalue"]
     assert "OutOfMemory at cell[1]:1:11" in reply["traceback"][0]
-    reply = kernel.run("%budget 2GB")
+    reply = kernel.run("%dashboard")
     assert reply["ename"] == "NotImplementedError" and "not available yet" in reply["evalue"]
     assert all("Traceback" not in line for line in reply["traceback"])
 
