@@ -291,6 +291,13 @@ def test_reset_and_target_are_undone_when_a_later_line_fails(kernel):
     assert next(c for t, c in kernel.sent if t == "execute_result")["data"]["text/plain"] == "2"
 
 
+def test_a_budget_set_by_a_failing_cell_is_undone(kernel):
+    kernel.run("%budget 1GB")
+    assert kernel.run("%budget 2MB\n1 / 0")["ename"] == "DivisionByZero"
+    assert kernel.accel.budget == 10**9
+    assert kernel.run("%budget off")["status"] == "ok" and kernel.accel.budget is None
+
+
 def test_an_interrupt_undoes_the_cell(kernel, monkeypatch):
     kernel.run("let a = 1")
     execute = kernel.accel.execute
