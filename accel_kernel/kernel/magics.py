@@ -10,6 +10,11 @@ A cell is one transaction: the kernel checks every `%` line's name (`check_magic
 running any line, and when a line fails it restores the session's globals and target as they
 were before the cell (`Session.snapshot`/`restore`), so nothing of a failed cell is kept.
 
+`%budget [SIZE|off]` shows or sets the session's device memory budget (`512MB`, `2GB`,
+`1.5GiB`: `runtime.budget.parse_size`): it bounds the device memory of the `cuda` target
+(`runtime/budget.py` evicts least recently used buffers to host memory past it); shown with
+each device pool's use. `%time` adds a line counting the runtime's events of its run.
+
 Errors: an unknown or misused meta-command raises `MagicError` (ename `MagicError`); a
 meta-command that later issues bring (`%load`, ...) raises `NotImplementedError` naming the
 feature; `%time`, `%stages`, `%show` and `%step` let the `AccelError` of their expression
