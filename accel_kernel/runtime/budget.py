@@ -259,6 +259,8 @@ class DevicePool:
     def _place(self, nbytes: int, make):
         """Run `make` (an allocation on the device of `nbytes`) once there is room."""
         if self.budget is not None and self.in_use + nbytes > self.budget:
+            if self._pinned_bytes() + nbytes > self.budget:     # no eviction can help
+                raise self._out_of_memory(nbytes, "even after evicting every buffer not in use")
             self._make_room(self.in_use + nbytes - self.budget, strict=True, asked=nbytes)
         while True:
             try:
@@ -301,11 +303,15 @@ class DevicePool:
         budget = self.budget if self.budget is not None else 0
         limit = (f"the memory budget of {format_bytes(self.budget)}" if self.budget is not None
                  else f"the memory of {self.device}")
-        pinned = sum(e.nbytes for e in self._live.values() if e.pins and e.device is not None)
+        pinned = self._pinned_bytes()
         return OutOfMemory(f"a device buffer of {format_bytes(nbytes)} does not fit in {limit} "
                            f"({why}; {format_bytes(pinned)} in use by the running operation, "
                            f"{format_bytes(self.in_use)} on the device)",
                            requested=nbytes, available=budget)
+
+    def _pinned_bytes(self) -> int:
+        """Bytes on the device that the running operation uses (they cannot be evicted)."""
+        return sum(e.nbytes for e in self._live.values() if e.pins and e.device is not None)
 
     def _reuse(self, shape: tuple[int, ...], dtype: np.dtype) -> _Entry | None:
         for number, entry in self._dead.items():

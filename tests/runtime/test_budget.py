@@ -121,8 +121,10 @@ def test_a_working_set_is_never_evicted():
     with pool.working_set(a, b) as (da, db):
         c = pool.alloc(10, np.int64)
         with pytest.raises(OutOfMemory) as info:
-            pool.alloc(20, np.int64)         # c goes to host, but 80 + 80 + 160 > 240
-        assert not c.resident and a.resident and b.resident
+            pool.alloc(20, np.int64)         # evicting c cannot help: 80 + 80 + 160 > 240
+        assert c.resident and a.resident and b.resident     # nothing evicted in vain
+        d = pool.alloc(10, np.int64)         # c goes (a and b are older but in use)
+        assert not c.resident and a.resident and b.resident and d.resident
         assert not da.released and not db.released
     err = info.value
     assert err.kind == "OutOfMemory" and err.requested == 160 and err.available == 240
@@ -132,6 +134,16 @@ def test_a_working_set_is_never_evicted():
     pool.launched("k", (1,), (32,), a, c)
     assert log[-1] == E.Launch("fake:0", "k", (1,), (32,), (a.number, c.number),
                                time=log[-1].time)
+
+
+def test_release_dead_gives_back_every_dead_buffer():
+    pool, log = pool_of()
+    pool.alloc(10, np.int64)
+    pool.alloc(4, np.int64)                  # both dropped at once: dead
+    gc.collect()
+    assert pool.in_use == 112 and pool.release_dead() == 112 and pool.in_use == 0
+    assert [e.reason for e in log if e.kind == "free"] == ["dead", "dead"]
+    assert "0 live buffers" in pool.describe()
 
 
 def test_the_device_refusing_an_allocation_evicts_too():
