@@ -1,6 +1,7 @@
 """The `accel` command line: run programs and install the Jupyter kernel.
 
     accel run FILE [--target cpu|interp|numpy|cuda] [--json] [--check-facts]  (default: cpu)
+              [--budget SIZE] [--trace FILE.jsonl]
     accel stages FILE [--entry NAME] [--stage S] [--format text|dot|svg|json]
     accel kernel install [--user|--sys-prefix|--prefix DIR]
 
@@ -39,6 +40,12 @@ def _parser() -> argparse.ArgumentParser:
                      help="first check every shape and regularity fact of the program on its "
                           "data (the interpreter runs its core program; a wrong fact is an "
                           "InternalError)")
+    run.add_argument("--budget", metavar="SIZE",
+                     help="device memory budget of the cuda target (512MB, 2GB, 1.5GiB): past "
+                          "it buffers are evicted to host memory")
+    run.add_argument("--trace", metavar="FILE.jsonl",
+                     help="write the runtime's events (allocations, transfers, evictions, "
+                          "kernel launches) to FILE, one JSON object a line")
 
     stages = commands.add_parser("stages", help="show the compilation stages of a program")
     stages.add_argument("file")
@@ -58,15 +65,23 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from .runtime.events import JsonLines
     from .session import Session
     text = _read(args.file)
     if text is None:
         return 2
     try:
-        session = Session(target=args.target, check_facts=args.check_facts)
-    except NotImplementedError as err:
+        session = Session(target=args.target, check_facts=args.check_facts, budget=args.budget)
+    except (NotImplementedError, ValueError) as err:    # not built; a budget not a size
         print(f"accel: {err}", file=sys.stderr)
         return 2
+    try:
+        trace = open(args.trace, "w", encoding="utf-8") if args.trace else None
+    except OSError as err:
+        print(f"accel: cannot write {args.trace}: {err.strerror}", file=sys.stderr)
+        return 2
+    if trace is not None:
+        session.events.subscribe(JsonLines(trace))
     try:
         result = session.execute(text, name=args.file)
     except AccelError as err:
@@ -74,6 +89,9 @@ def _run(args: argparse.Namespace) -> int:
     except NotImplementedError as err:          # a construct this target does not run yet
         print(f"accel: {err} (target {args.target}; --target interp runs it)", file=sys.stderr)
         return 2
+    finally:
+        if trace is not None:
+            trace.close()
     if result.has_value:
         print(json.dumps(result.json) if args.json else result.text)
     return 0

@@ -6,12 +6,15 @@ to another form only when something reads it in that form, once (the conversion 
 - `"flat"`: the compiled targets' form (`backends/numpy/values.py`): numpy scalars,
   `np.ndarray` blocks, `Segs` (offsets over values), tuples of arrays for arrays of tuples;
 - `"interp"`: the interpreter's form (`backends/interp/model.py`): numpy scalars, lists,
-  tuples, `Sequence`, functions.
+  tuples, `Sequence`, functions;
+- `"device"`: a flat value whose arrays are device buffers (`backends/cuda/memory.py`'s
+  `DeviceValue`: any object with `to_flat()`); read as flat, it is copied to the host once.
+  The device target uploads a flat value itself (it needs its pool) and adds that form.
 
 A target says which form its runs read (`targets.Target.value_form`), so a global made by
 `cpu` and read by `cpu` or `numpy` is never converted; `interp` converts what it reads (and
 reads one element of a flat array, `a[7]`, without converting the array: `Stored`). A new
-form (a device's buffers) is one more entry of `CONVERSIONS` to and from `"flat"`.
+form is one more entry of `CONVERSIONS` to and from `"flat"`.
 
 The text of a value (`text`, with the display's elision) reads a flat array through a
 `FlatView`: only the elements shown are touched. `python` gives numpy and Awkward arrays
@@ -30,6 +33,7 @@ from .lang import types as T
 
 FLAT = "flat"
 INTERP = "interp"
+DEVICE = "device"
 
 
 def _flat_to_interp(value: Any, t: T.Type) -> Any:
@@ -46,6 +50,7 @@ def _interp_to_flat(value: Any, t: T.Type) -> Any:
 CONVERSIONS: dict[tuple[str, str], Callable[[Any, T.Type], Any]] = {
     (FLAT, INTERP): _flat_to_interp,
     (INTERP, FLAT): _interp_to_flat,
+    (DEVICE, FLAT): lambda value, t: value.to_flat(),
 }
 
 
@@ -93,9 +98,9 @@ class HostValue(Stored):
             from .backends.numpy.boundary import rep_of_flat
             from .backends.numpy.values import rep_of_value
             try:
-                self._derived["rep"] = (rep_of_flat(self.forms[FLAT], self.type)
-                                        if FLAT in self.forms
-                                        else rep_of_value(self.forms[INTERP], self.type))
+                self._derived["rep"] = (rep_of_value(self.forms[INTERP], self.type)
+                                        if INTERP in self.forms and FLAT not in self.forms
+                                        else rep_of_flat(self.flat, self.type))
             except ValueError:
                 self._derived["rep"] = None
         return self._derived["rep"]
@@ -105,9 +110,9 @@ class HostValue(Stored):
     def view(self) -> Any:
         """What the display reads: the flat form seen through `FlatView`s (nothing converted;
         `values.format_value` reads a view as it reads a list), else the interp value."""
-        if FLAT in self.forms:
+        if FLAT in self.forms or DEVICE in self.forms:
             from .backends.numpy.values import flat_view
-            return flat_view(self.forms[FLAT], self.type)
+            return flat_view(self.flat, self.type)
         return self.interp
 
     def array(self) -> Any:
@@ -146,9 +151,9 @@ class HostValue(Stored):
     def python(self) -> Any:
         """numpy / Awkward / tuples / numpy scalars (LANGUAGE.md §9), from the flat buffers
         without a per-element copy where the value is flat."""
-        if FLAT in self.forms and not isinstance(self.type, T.Seq):
+        if (FLAT in self.forms or DEVICE in self.forms) and not isinstance(self.type, T.Seq):
             from .backends.numpy.boundary import python_from_flat
-            return _read_only(python_from_flat(self.forms[FLAT], self.type))
+            return _read_only(python_from_flat(self.flat, self.type))
         from .values import to_python
         return to_python(self.interp, self.type)
 

@@ -44,7 +44,9 @@ from .lang.source import Source
 from .lang.typecheck import CheckResult, GlobalEnv, bound_names, check_program
 from .lang.types import Scheme, Type, show_scheme
 from .passes.base import Options
+from .runtime.budget import parse_size
 from .runtime.cancel import CancelToken
+from .runtime.events import EventStream
 from .runtime.deep import deep
 
 
@@ -105,6 +107,7 @@ class _Snapshot:
     host values are never changed, so copying the dictionary is enough: no buffer is copied)."""
     target: targets.Target
     globals: dict
+    budget: int | None = None
 
 
 @dataclass
@@ -129,8 +132,10 @@ def _accel_errors_only(phase: str):
 
 class Session:
     def __init__(self, target: str | targets.Target = targets.DEFAULT_TARGET,
-                 check_facts: bool = False, options: targets.CompileOptions | None = None):
+                 check_facts: bool = False, options: targets.CompileOptions | None = None,
+                 budget: int | str | None = None):
         self.cancel = CancelToken()
+        self.events = EventStream()      # the runtime's events (runtime/events.py)
         # check the shape and regularity facts of every cell on its data before running it
         # (backends/interp/facts.py): a wrong fact is an InternalError of `regularity`
         self.check_facts = check_facts
@@ -146,7 +151,8 @@ class Session:
         self.last_counters = None                     # work and depth of the last flat run
         self.last_compile = 0.0                       # seconds compiling the last cell
         from .runtime.memory import Memory
-        self.memory = Memory()                        # buffers of the compiled targets
+        self.memory = Memory(events=self.events)      # buffers of the compiled targets
+        self.set_budget(budget)
         self._load_prelude()
 
     # ------------------------------------------------------------------ public API
@@ -160,6 +166,21 @@ class Session:
         chosen = targets.get(target)
         chosen.check_compiler()          # a target chosen explicitly is checked at once
         self.target_record = chosen
+
+    @property
+    def budget(self) -> int | None:
+        """The device memory budget in bytes (None: no budget)."""
+        return self.memory.budget
+
+    def set_budget(self, budget: int | str | None) -> None:
+        """Bound the device memory of the compiled targets (`512MB`, `1.5GiB`, bytes; None
+        for no bound): past it, device buffers are evicted to host memory (`runtime/budget.py`).
+        ValueError for a size that cannot be read."""
+        if isinstance(budget, str):
+            budget = parse_size(budget)
+        if budget is not None and budget < 0:
+            raise ValueError(f"a memory budget cannot be negative ({budget})")
+        self.memory.set_budget(budget)
 
     @deep
     @_accel_errors_only("execute")
@@ -305,15 +326,17 @@ class Session:
         return {name: rep for name, rep in reps.items() if rep is not None}
 
     def snapshot(self) -> "_Snapshot":
-        """The session's state (its globals and target), for `restore`: the kernel makes a
+        """The session's state (its globals, target and budget), for `restore`: the kernel makes a
         whole cell, meta-commands included, one transaction with it."""
-        return _Snapshot(self.target_record, dict(self._globals))
+        return _Snapshot(self.target_record, dict(self._globals), self.budget)
 
     def restore(self, snapshot: "_Snapshot") -> None:
         """Put back the state of `snapshot` (what a failed cell changed is undone). The types
         of nodes are kept (they are keyed by node ids, never reused); the host values are
         shared (never changed); the compiled calls are dropped."""
         self.target_record = snapshot.target
+        if snapshot.budget != self.budget:
+            self.set_budget(snapshot.budget)
         self._globals.clear()
         self._globals.update(snapshot.globals)
         self._flat_calls.clear()

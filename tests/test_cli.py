@@ -181,3 +181,29 @@ def test_a_failure_outside_the_session_is_an_internal_error_too(tmp_path, capsys
     err = capsys.readouterr().err
     assert err.startswith("error: InternalError at <unknown>: ") and "ValueError: cannot show" in err
     assert "Traceback" not in err
+
+
+def test_run_with_a_budget_and_a_trace(tmp_path, capsys, monkeypatch):
+    from accel_kernel.runtime.events import Alloc
+    from accel_kernel.session import Session
+    execute = Session.execute
+
+    def with_an_event(self, code, name="cell"):      # what the cuda target's pool emits
+        self.events.emit(Alloc("cuda:0", 1, 80, 80))
+        return execute(self, code, name)
+    monkeypatch.setattr(Session, "execute", with_an_event)
+    path = write(tmp_path, "map (\\x -> x + 1) [1, 2]\n")
+    trace = tmp_path / "t.jsonl"
+    assert main(["run", path, "--target", "interp", "--budget", "1.5GiB",
+                 "--trace", str(trace)]) == 0
+    assert capsys.readouterr().out == "[2, 3]\n"
+    (line,) = trace.read_text().splitlines()
+    assert json.loads(line)["kind"] == "alloc" and json.loads(line)["nbytes"] == 80
+
+
+def test_run_with_a_budget_that_is_not_a_size_exits_2(tmp_path, capsys):
+    path = write(tmp_path, "1\n")
+    assert main(["run", path, "--budget", "lots"]) == 2
+    assert "cannot read `lots` as a size" in capsys.readouterr().err
+    assert main(["run", path, "--trace", str(tmp_path / "no" / "such" / "t.jsonl")]) == 2
+    assert "cannot write" in capsys.readouterr().err

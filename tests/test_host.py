@@ -181,3 +181,19 @@ def test_flat_view_reads_rows_shapes_and_elements():
     assert nested.regular_shape(3) == (2, 2, 2) and list(nested[1][0]) == [4, 5]
     with pytest.raises(IndexError):
         view[3]
+
+
+def test_a_device_form_is_read_as_flat_once_and_only_when_read():
+    class OnDevice:                          # any object with to_flat (backends/cuda/memory.py)
+        reads = 0
+
+        def to_flat(self):
+            OnDevice.reads += 1
+            return Segs(np.array([0, 1, 3], np.int64), np.array([5, 6, 7], np.int64))
+
+    value = HostValue.of(host.DEVICE, OnDevice(), T.Array(T.Array(T.I64)))
+    assert repr(value) == "HostValue([][]i64, forms device)" and OnDevice.reads == 0
+    assert value.text() == "[[5], [6, 7]]" and value.rep is not None
+    assert value.interp == [[5], [6, 7]] and len(value) == 2
+    assert [a.tolist() for a in value.python()] == [[5], [6, 7]]
+    assert OnDevice.reads == 1 and value.has(FLAT) and value.has(INTERP)

@@ -291,3 +291,19 @@ def test_a_doubling_loop_stops_with_out_of_memory_at_the_limit(session, monkeypa
     with pytest.raises(OutOfMemory, match="concat needs"):
         session.execute("loop acc = [1] for i < 60 do concat acc acc", "cell[1]")
     assert session.execute("length (loop acc = [1] for i < 10 do acc ++ acc)", "c").text == "1024"
+
+
+def test_the_budget_is_a_session_setting_kept_by_snapshots():
+    session = Session(target="interp", budget="2GB")
+    assert session.budget == 2 * 10**9 and session.memory.budget == session.budget
+    saved = session.snapshot()
+    session.set_budget(4096)
+    assert session.budget == 4096
+    session.restore(saved)
+    assert session.budget == 2 * 10**9
+    session.set_budget(None)
+    assert session.budget is None and Session(target="interp").budget is None
+    for bad in ["lots", -1]:
+        with pytest.raises(ValueError):
+            session.set_budget(bad)
+    assert session.events is session.memory.events and not session.events.active

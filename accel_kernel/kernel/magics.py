@@ -10,6 +10,11 @@ A cell is one transaction: the kernel checks every `%` line's name (`check_magic
 running any line, and when a line fails it restores the session's globals and target as they
 were before the cell (`Session.snapshot`/`restore`), so nothing of a failed cell is kept.
 
+`%budget [SIZE|off]` shows or sets the session's device memory budget (`512MB`, `2GB`,
+`1.5GiB`: `runtime.budget.parse_size`): it bounds the device memory of the `cuda` target
+(`runtime/budget.py` evicts least recently used buffers to host memory past it); shown with
+each device pool's use. `%time` adds a line counting the runtime's events of its run.
+
 Errors: an unknown or misused meta-command raises `MagicError` (ename `MagicError`); a
 meta-command that later issues bring (`%load`, ...) raises `NotImplementedError` naming the
 feature; `%time`, `%stages`, `%show` and `%step` let the `AccelError` of their expression
@@ -32,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import targets
+from ..runtime.budget import SIZE_FORMS
 from . import display
 
 
@@ -194,15 +200,43 @@ def _target(ctx: MagicContext, args: str) -> MagicOutput:
 def _time(ctx: MagicContext, args: str) -> MagicOutput:
     if not args:
         raise MagicError(f"%time needs an expression\n{MAGICS['time'].usage}")
-    result = ctx.session.execute("\n" * (ctx.line - 1) + args, name=ctx.cell_name)
+    from ..runtime.events import summary
+    with ctx.session.events.recording() as log:
+        result = ctx.session.execute("\n" * (ctx.line - 1) + args, name=ctx.cell_name)
     out: list[str] = []
     if result.has_value:                   # summarized like the cell's own result
         out.append(display.value_text(result.host, result.type) + "\n")
     timings = ", ".join(f"{stage} {_seconds(t)}" for stage, t in result.timings.items())
     total = sum(result.timings.values())
     out.append(f"time: {timings} (total {_seconds(total)})\n")
+    if log:                                # what the runtime did (device memory, launches)
+        out.append(f"runtime: {summary(log)}\n")
     out.extend(note + "\n" for note in result.notes)
     return MagicOutput(stdout=out)
+
+
+def _budget(ctx: MagicContext, args: str) -> MagicOutput:
+    """`%budget SIZE` sets the device memory budget, `%budget off` removes it, `%budget` alone
+    shows it and the device memory in use."""
+    from ..runtime.memory import format_bytes
+    session = ctx.session
+    if args:
+        try:
+            session.set_budget(None if args.strip().lower() == "off" else args)
+        except ValueError as err:
+            raise MagicError(f"{err}\n{MAGICS['budget'].usage}") from None
+    budget = session.budget
+    shown = "off" if budget is None else f"{format_bytes(budget)} ({budget} bytes)"
+    lines = [f"budget: {shown}", f"({BUDGET_BOUNDS})"]
+    pools = session.memory.devices.values()
+    lines.extend(pool.describe() for pool in pools)
+    if not pools:
+        lines.append("no device memory used yet in this session")
+    return MagicOutput(stdout=["\n".join(lines) + "\n"])
+
+
+BUDGET_BOUNDS = ("it bounds the device memory of the `cuda` target (past it the least recently "
+                 "used buffers move to host memory, and come back when used)")
 
 
 def _seconds(t: float) -> str:
@@ -369,8 +403,9 @@ MAGICS: dict[str, Magic] = {m.name: m for m in [
           "a slider over a stage's rewrite steps", _step, _stage_details),
     Magic("dashboard", "%dashboard", "live view of the scheduler and device memory",
           _pending("%dashboard is not available yet: it arrives with the runtime dashboard")),
-    Magic("budget", "%budget SIZE", "set the device memory budget, e.g. %budget 2GB",
-          _pending("%budget is not available yet: it arrives with the memory manager")),
+    Magic("budget", "%budget [SIZE|off]",
+          "show or set the cuda target's device memory budget, e.g. %budget 512MB", _budget,
+          lambda: f"    SIZE: {SIZE_FORMS[len('a size: '):]}\n    {BUDGET_BOUNDS}\n"),
     Magic("load", "%load NAME PATH", "bind NAME to data from .npy/.npz/.json/.parquet",
           _pending("%load is not available yet: it arrives with data loading")),
     Magic("python", "%%python", "a Python cell sharing values with accel",

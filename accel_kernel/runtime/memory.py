@@ -1,6 +1,10 @@
 """The memory manager: every buffer a compiled target allocates goes through `Memory.alloc`,
 which knows the bytes in use, the peak and how many buffers were made (a buffer's bytes are
-returned when Python drops it). Events for the dashboard come later (DESIGN.md, Runtime).
+returned when Python drops it). It also carries what every target run shares about memory:
+the session's event stream (`events`, `runtime/events.py`), the device memory budget
+(`budget`, bytes or None; it bounds device memory only, not these host buffers) and the
+device pools made so far (`devices`: name -> `runtime.budget.DevicePool`, made by a device
+back end on first use).
 
 An allocation larger than the memory available is refused before it is made
 (`check_allocation`: `errors.OutOfMemory` with the bytes asked for and the bytes available),
@@ -11,12 +15,13 @@ from __future__ import annotations
 
 import os
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..lang.errors import OutOfMemory
 from ..lang.source import Span
+from .events import EventStream
 
 CHECK_ABOVE = 1 << 24     # smaller allocations are not checked (reading the limit costs time)
 
@@ -74,6 +79,15 @@ class Memory:
     peak: int = 0
     allocations: int = 0
     allocated: int = 0       # bytes ever allocated
+    budget: int | None = None                     # device memory budget (bytes)
+    events: EventStream = field(default_factory=EventStream)
+    devices: dict = field(default_factory=dict)   # device name -> runtime.budget.DevicePool
+
+    def set_budget(self, budget: int | None) -> None:
+        """Set (None: remove) the device budget, for the pools made later and those made."""
+        self.budget = budget
+        for pool in self.devices.values():
+            pool.set_budget(budget)
 
     def alloc(self, shape: tuple[int, ...] | int, dtype) -> np.ndarray:
         """A new uninitialised buffer (the compiled kernel writes every element). Raises

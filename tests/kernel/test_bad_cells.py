@@ -291,6 +291,13 @@ def test_reset_and_target_are_undone_when_a_later_line_fails(kernel):
     assert next(c for t, c in kernel.sent if t == "execute_result")["data"]["text/plain"] == "2"
 
 
+def test_a_budget_set_by_a_failing_cell_is_undone(kernel):
+    kernel.run("%budget 1GB")
+    assert kernel.run("%budget 2MB\n1 / 0")["ename"] == "DivisionByZero"
+    assert kernel.accel.budget == 10**9
+    assert kernel.run("%budget off")["status"] == "ok" and kernel.accel.budget is None
+
+
 def test_an_interrupt_undoes_the_cell(kernel, monkeypatch):
     kernel.run("let a = 1")
     execute = kernel.accel.execute
@@ -312,7 +319,7 @@ def test_out_of_memory_and_not_built_are_clean_messages(kernel):
     reply = kernel.run("let big = iota 100000000000000")
     assert reply["ename"] == "OutOfMemory" and "needs" in reply["evalue"]
     assert "OutOfMemory at cell[1]:1:11" in reply["traceback"][0]
-    reply = kernel.run("%budget 2GB")
+    reply = kernel.run("%dashboard")
     assert reply["ename"] == "NotImplementedError" and "not available yet" in reply["evalue"]
     assert all("Traceback" not in line for line in reply["traceback"])
 

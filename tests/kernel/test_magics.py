@@ -150,11 +150,52 @@ def test_unknown_magic_lists_known_ones(ctx):
         run("%python", ctx)                     # only a cell magic
 
 
-@pytest.mark.parametrize("line", ["%dashboard",
-                                  "%budget 2GB", "%load xs data.npy", "%%python"])
+@pytest.mark.parametrize("line", ["%dashboard", "%load xs data.npy", "%%python"])
 def test_later_magics_say_not_available_yet(line, ctx):
     with pytest.raises(NotImplementedError, match="not available yet"):
         run(line, ctx)
+
+
+def test_budget_sets_shows_and_removes_the_device_budget(ctx):
+    text = run("%budget", ctx).stdout[0]
+    assert text.startswith("budget: off\n") and "device memory of the `cuda` target" in text
+    assert "no device memory used yet" in text
+    assert run("%budget 512MB", ctx).stdout[0].startswith("budget: 488.3 MiB (512000000 bytes)")
+    assert ctx.session.budget == 512_000_000
+    run("%budget 1.5GiB", ctx)
+    assert ctx.session.budget == 1_610_612_736
+    assert run("%budget", ctx).stdout[0].startswith("budget: 1.5 GiB")
+    run("%budget off", ctx)
+    assert ctx.session.budget is None
+    for bad in ["%budget x", "%budget 2 GB more", "%budget -5", "%budget 3XB"]:
+        with pytest.raises(MagicError, match="cannot read .* as a size: 512MB"):
+            run(bad, ctx)
+    assert ctx.session.budget is None
+    assert "powers of 1000" in run("%budget -h", ctx).stdout[0]
+
+
+def test_budget_shows_the_use_of_each_device_pool(ctx):
+    from accel_kernel.runtime.budget import DevicePool
+    from tests.runtime.test_budget import FakeDevice
+    pool = DevicePool(FakeDevice(), ctx.session.events, "fake:0", ctx.session.budget)
+    ctx.session.memory.devices["fake:0"] = pool
+    kept = [pool.alloc(10, "i8") for _ in range(3)]
+    run("%budget 200", ctx)                 # a smaller budget evicts at once
+    text = run("%budget", ctx).stdout[0]
+    assert "fake:0: in use 160 B of budget 200 B (peak 240 B), 3 live buffers (1 evicted)" in text
+    assert len(kept) == 3
+
+
+def test_time_counts_the_runtime_events_of_its_run(ctx):
+    from accel_kernel.runtime.events import Alloc
+    execute = ctx.session.execute
+
+    def with_an_event(code, name):
+        ctx.session.events.emit(Alloc("fake:0", 1, 1024, 1024))
+        return execute(code, name)
+    ctx.session.execute = with_an_event
+    out = run("%time 1 + 2", ctx).stdout
+    assert out[-1] == "runtime: 1 alloc (1.0 KiB)\n"
 
 
 def test_magic_arguments_are_checked(ctx):
