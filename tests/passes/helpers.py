@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from accel_kernel.compiler import run_pipeline
 from accel_kernel.lang import ast
+from accel_kernel.lang import types as T
 from accel_kernel.lang.parser import parse_program
 from accel_kernel.lang.source import Source
 from accel_kernel.lang.typecheck import check_program
@@ -26,3 +27,12 @@ def binding(stage, name: str) -> ast.Node:
             if isinstance(node, (ast.Def, ast.PVar)) and node.name == name:
                 return node
     raise KeyError(name)
+
+
+def unseq(t: T.Type) -> T.Type:
+    """Sequences are shown as arrays at the top level."""
+    if isinstance(t, (T.Seq, T.Array)):
+        return T.Array(unseq(t.elem))
+    if isinstance(t, T.Tuple):
+        return T.Tuple(tuple(unseq(e) for e in t.elems))
+    return t

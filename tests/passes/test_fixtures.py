@@ -15,7 +15,6 @@ from accel_kernel.backends.numpy import execute, from_flat
 from accel_kernel.ir.core import verify_core
 from accel_kernel.ir.flat_printer import parse_flat, print_flat, verify
 from accel_kernel.lang import ast
-from accel_kernel.lang import types as T
 from accel_kernel.lang.errors import AccelError
 from accel_kernel.lang.parser import parse_program
 from accel_kernel.lang.printer import print_program
@@ -23,6 +22,7 @@ from accel_kernel.lang.source import Source
 from accel_kernel.session import Session
 from accel_kernel.values import format_value
 
+from .helpers import unseq
 from .fixture_files import (FIXTURES, FLAT_STAGES, Fixture, actual, all_fixtures, compile_stages,
                        read, write)
 
@@ -107,15 +107,6 @@ def flat_outcome(stages) -> tuple:
         return ("value", None)
     t = unseq(typed.types[exprs[-1].id])
     return ("value", format_value(from_flat(out.results[-1], t), t))
-
-
-def unseq(t: T.Type) -> T.Type:
-    """A sequence is shown as an array at the top level."""
-    if isinstance(t, (T.Seq, T.Array)):
-        return T.Array(unseq(t.elem))
-    if isinstance(t, T.Tuple):
-        return T.Tuple(tuple(unseq(e) for e in t.elems))
-    return t
 
 
 @pytest.mark.parametrize("stage, rules", [("desugar", DESUGAR_RULES),

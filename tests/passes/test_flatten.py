@@ -22,7 +22,7 @@ from accel_kernel.session import Session
 from accel_kernel.values import format_value
 from accel_kernel.viz.flat_views import flat_dot, flat_json, flat_text
 
-from .helpers import stages_of
+from .helpers import stages_of, unseq
 
 PROGRAMS = sorted((Path(__file__).parent.parent / "programs").glob("*.accel"))
 PASSES = [DESUGAR, SHAPE, REGULARITY, FLATTEN]
@@ -66,15 +66,6 @@ def descriptors(flat_form: F.FlatForm) -> list[str]:
                 F.representation(t.rep) == "irregular" for t in stmt.targets):
             found.append(print_stmt(stmt)[0].strip())
     return found
-
-
-def unseq(t: T.Type) -> T.Type:
-    """Sequences are shown as arrays at the top level."""
-    if isinstance(t, (T.Seq, T.Array)):
-        return T.Array(unseq(t.elem))
-    if isinstance(t, T.Tuple):
-        return T.Tuple(tuple(unseq(e) for e in t.elems))
-    return t
 
 
 def on_numpy(text: str) -> str:
