@@ -122,7 +122,7 @@ def binary(w: FunctionWriter, op: str, a: Val, b: Val, span: Span | None) -> Val
     if op in _OVERFLOWING:
         return wrapping(op, a, b) if t in INTS else infix(a, op, b, t)
     if t in FLOATS:     # IEEE: x / 0.0 is inf or nan; fmod takes the dividend's sign
-        return call(f"np.{entry.numpy}", [a, b], t)
+        return w.dialect.call(entry.numpy, [a, b], t)
     if entry.numpy_is_exact(t):
         return wrap(infix(a, op, b, t))
     return _INTEGER_RULES[op](w, op, a, b, entry.error, span)
@@ -275,15 +275,16 @@ def function(w: FunctionWriter, name: str, args: list[Val]) -> Val:
                    f"else {operand(b, TERNARY)}", a.type, TERNARY)
     if entry.type_class == "float":
         floats = [_as_float(x) for x in args]
-        return call(f"np.{entry.numpy}", floats, floats[0].type)
+        return w.dialect.call(entry.numpy, floats, floats[0].type)
     if any(x.type != args[0].type for x in args):
         raise ValueError(f"{name} on {' and '.join(x.type for x in args)}: the types must agree")
     if args[0].type in FLOATS:
         if name == "abs":
-            return call(f"np.{entry.numpy}", args, args[0].type)
+            return w.dialect.call(entry.numpy, args, args[0].type)
         a, b = w.atom(args[0], "a"), w.atom(args[1], "b")    # min, max: numpy's: NaN
         test = "<" if name == "min" else ">"                  # propagates, equal operands give b
-        return Val(f"{a.code} if {a.code} {test} {b.code} or np.isnan({a.code}) "
+        isnan = w.dialect.call("isnan", [a], "bool").code
+        return Val(f"{a.code} if {a.code} {test} {b.code} or {isnan} "
                    f"else {b.code}", a.type, TERNARY)
     return wrap(call(name, args, args[0].type))       # Python's min, max, abs on integers
 
@@ -301,11 +302,13 @@ def convert(w: FunctionWriter, target: str, a: Val) -> Val:
         return call(NUMPY_TYPES[target], [a], target)
     x = w.atom(a, "x")
     t = w.fresh("truncated")
-    w.emit(f"{t} = np.trunc(np.float64({x.code})) if np.isfinite({x.code}) else 0.0  "
-           f"# NaN and infinities give 0")
+    as_f64 = call("np.float64", [x], "f64")
+    trunc = w.dialect.call("trunc", [as_f64], "f64").code
+    isfinite = w.dialect.call("isfinite", [x], "bool").code
+    w.emit(f"{t} = {trunc} if {isfinite} else 0.0  # NaN and infinities give 0")
     w.emit(f"if not -2.0 ** 63 <= {t} < 2.0 ** 63:  # beyond i64: modulo 2**64, like numpy")
     with w.indented():
-        w.emit(f"{t} = np.fmod({t}, 2.0 ** 64)")
+        w.emit(f"{t} = {w.dialect.call('fmod', [Val(t, 'f64'), Val('2.0 ** 64', 'f64')], 'f64').code}")
         w.emit(f"if {t} >= 2.0 ** 63:")
         with w.indented():
             w.emit(f"{t} -= 2.0 ** 64")
