@@ -45,7 +45,8 @@ DTYPES = DTYPE_SOURCE     # scalar type -> the numpy dtype as generated code spe
 KERNEL_NAMES = frozenset({"n", "chunks", "i", "s", "c", "lo", "hi", "acc", "kept", "pos",
                           "starts", "counts", "total", "carry", "run", "start", "width",
                           "alloc", "front", "back", "out", "err", "numba", "prange", "njit",
-                          "np", "len", "int", "max", "min", "range"})
+                          "np", "len", "int", "max", "min", "range",
+                          "cuda", "math", "libdevice", "launch"})    # the cuda target's
 
 
 def python_name(name: str) -> str:

@@ -35,7 +35,8 @@ BINARY_PREC = {"or": OR, "and": AND, "|": BIT_OR, "^": BIT_XOR, "&": BIT_AND, "<
 
 # names generated code relies on, never given to a variable
 RESERVED = frozenset({"np", "err", "range", "min", "max", "abs", "len", "True", "False",
-                      "None", *keyword.kwlist, *keyword.softkwlist})
+                      "None", "math", "libdevice", "cuda",      # the cuda dialect's modules
+                      *keyword.kwlist, *keyword.softkwlist})
 
 RETURN_DUMMY = object()       # a line: `return <the dummy result>`, filled in at the end
 

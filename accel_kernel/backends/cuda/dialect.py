@@ -1,0 +1,39 @@
+"""How the `cuda` target's device functions spell numpy's scalar functions: the scalar
+translator is `cpu`'s (`backends/cpu/scalar_source.py`), with this `Dialect`.
+
+Inside kernels numba.cuda takes `math.*` (and libdevice), not numpy's ufuncs: the simulator
+would accept `np.sqrt`, the real compiler not. numba.cuda's `math.floor`, `math.ceil` and
+`math.trunc` give floats (not Python's ints), `math.sqrt` and the others keep `f32` as `f32`;
+libdevice's `rint` (`rintf` for `f32`) rounds half to even as `np.rint` does. Float `/` is
+IEEE in device code (numba.cuda compiles with numpy's error model), so `np.divide` is `/`.
+numpy's scalar types (`np.int32(...)`) and constants (`np.nan`) work on the device as they
+are.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..cpu.python_code import Dialect, Val, call, infix
+
+# numpy's function -> the device function computing it (operands and result of one type)
+MATH = {"sqrt": "math.sqrt", "exp": "math.exp", "log": "math.log", "sin": "math.sin",
+        "cos": "math.cos", "tan": "math.tan", "arctan2": "math.atan2",
+        "floor": "math.floor", "ceil": "math.ceil", "trunc": "math.trunc",
+        "fmod": "math.fmod", "power": "math.pow", "abs": "abs",
+        "isnan": "math.isnan", "isfinite": "math.isfinite"}
+LIBDEVICE = {"rint": ("libdevice.rint", "libdevice.rintf")}     # (f64, f32)
+
+
+def _spell(name: str, type: str, args: Sequence[Val]) -> Val | None:
+    if name == "divide":
+        left, right = args
+        return infix(left, "/", right, type)
+    if name in MATH:
+        return call(MATH[name], args, type)
+    if name in LIBDEVICE:
+        f64, f32 = LIBDEVICE[name]
+        return call(f32 if type == "f32" else f64, args, type)
+    raise NotImplementedError(f"cuda: numpy's `{name}` in device code is not built yet")
+
+
+DEVICE = Dialect("cuda", _spell)
