@@ -27,8 +27,8 @@ import math
 from ...lang import scalar_ops as table
 from ...lang.scalar_ops import BINARY_OPS, BITS, FLOATS, INTS, ScalarError
 from ...lang.source import Span
-from .python_code import (ATOM, COMPARE, NOT, SUM, TERNARY, UNARY, FunctionWriter, Val, call,
-                          infix, operand)
+from .python_code import (ATOM, COMPARE, NOT, NUMPY, SUM, TERNARY, UNARY, Dialect,
+                          FunctionWriter, Val, call, infix, operand)
 
 NUMPY_TYPES = table.DTYPE_SOURCE
 FUNCTION_ARITY = {name: entry.arity for name, entry in table.FUNCTIONS.items()}
@@ -94,12 +94,12 @@ def wrap(val: Val) -> Val:
     return val
 
 
-def wrapping(op: str, a: Val, b: Val) -> Val:
+def wrapping(op: str, a: Val, b: Val, dialect: Dialect = NUMPY) -> Val:
     """`a op b` for `+ - *` on integers, wrapping around (see the module docstring)."""
     if a.type == "i32":
         return wrap(infix(a, op, b, "i32"))
-    left = a.unsigned or call("np.uint64", [a], "u64")
-    right = b.unsigned or call("np.uint64", [b], "u64")
+    left = a.unsigned or dialect.call("uint64", [a], "u64")
+    right = b.unsigned or dialect.call("uint64", [b], "u64")
     unsigned = infix(left, op, right, "u64")
     return Val(f"np.int64({unsigned.code})", "i64", ATOM, False, unsigned)
 
@@ -120,7 +120,7 @@ def binary(w: FunctionWriter, op: str, a: Val, b: Val, span: Span | None) -> Val
     if t == "bool":
         return infix(a, _BOOL_SOURCE[op], b, "bool")
     if op in _OVERFLOWING:
-        return wrapping(op, a, b) if t in INTS else infix(a, op, b, t)
+        return wrapping(op, a, b, w.dialect) if t in INTS else infix(a, op, b, t)
     if t in FLOATS:     # IEEE: x / 0.0 is inf or nan; fmod takes the dividend's sign
         return w.dialect.call(entry.numpy, [a, b], t)
     if entry.numpy_is_exact(t):
@@ -195,8 +195,8 @@ def _int_pow(w: FunctionWriter, op: str, a: Val, n: Val, error: ScalarError,
         return a
     if exponent in (2, 3):
         a = w.atom(a, "base")
-        square = wrapping("*", a, a)
-        return square if exponent == 2 else wrapping("*", square, a)
+        square = wrapping("*", a, a, w.dialect)
+        return square if exponent == 2 else wrapping("*", square, a, w.dialect)
     a, n = w.atom(a, "base"), w.atom(n, "exponent")
     one = literal(1, a.type).code
     power, base, e = w.fresh("power"), w.fresh("base"), w.fresh("e")
@@ -211,13 +211,13 @@ def _int_pow(w: FunctionWriter, op: str, a: Val, n: Val, error: ScalarError,
     with w.indented():
         w.emit(f"if {e} & 1:")
         with w.indented():
-            w.emit(f"{power} = {wrapping('*', Val(power, a.type), Val(base, a.type)).code}")
-        w.emit(f"{base} = {wrapping('*', Val(base, a.type), Val(base, a.type)).code}")
+            w.emit(f"{power} = {wrapping('*', Val(power, a.type), Val(base, a.type), w.dialect).code}")
+        w.emit(f"{base} = {wrapping('*', Val(base, a.type), Val(base, a.type), w.dialect).code}")
         w.emit(f"{e} >>= 1")
     if exponent is None or exponent < 0:
         w.emit(f"if {n.code} < 0:  # x ** n for n < 0 is 1 / x ** -n in integer division")
         with w.indented():
-            w.emit(f"{power} = {wrapping('*', Val(power, a.type), a).code}")
+            w.emit(f"{power} = {wrapping('*', Val(power, a.type), a, w.dialect).code}")
             w.check(f"{power} == 0", error.kind, error.message, span)
             w.emit(f"{power} = {one} if {power} == 1 else "
                    f"({literal(-1, a.type).code} if {power} == -1 else {zero_code(a.type)})")

@@ -14,6 +14,7 @@ few, small blocks; on a GPU, blocks of `THREADS` threads, at most `MAX_BLOCKS` o
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any, Sequence
 
 import numpy as np
@@ -59,7 +60,11 @@ def launch(kernel: Any, n: int, inputs: Sequence[Any], outputs: Sequence[np.ndar
     args = [cuda.to_device(np.ascontiguousarray(x)) if isinstance(x, np.ndarray) else x
             for x in inputs]
     blocks, threads = grid(n)
-    kernel[blocks, threads](n, *args, *device_outputs, *device_err)
+    with warnings.catch_warnings():
+        # the simulator's threads compute with numpy scalars outside the caller's
+        # `np.errstate`: wrapping integer arithmetic must not warn there
+        warnings.simplefilter("ignore", RuntimeWarning)
+        kernel[blocks, threads](n, *args, *device_outputs, *device_err)
     for out, device_out in zip(outputs, device_outputs):
         device_out.copy_to_host(out.reshape(-1))
     if err is not None:

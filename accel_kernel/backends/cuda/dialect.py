@@ -7,7 +7,9 @@ would accept `np.sqrt`, the real compiler not. numba.cuda's `math.floor`, `math.
 libdevice's `rint` (`rintf` for `f32`) rounds half to even as `np.rint` does. Float `/` is
 IEEE in device code (numba.cuda compiles with numpy's error model), so `np.divide` is `/`.
 numpy's scalar types (`np.int32(...)`) and constants (`np.nan`) work on the device as they
-are.
+are; the uint64 of wrapping arithmetic is taken from an int64 (`np.uint64(np.int64(x))`, a
+no-op on the device) because the simulator runs the code with numpy scalars, and numpy
+refuses `np.uint64` of a negative Python int (a loop index).
 """
 from __future__ import annotations
 
@@ -25,6 +27,8 @@ LIBDEVICE = {"rint": ("libdevice.rint", "libdevice.rintf")}     # (f64, f32)
 
 
 def _spell(name: str, type: str, args: Sequence[Val]) -> Val | None:
+    if name == "uint64":      # from an int64: the simulator's numpy refuses a negative int
+        return call("np.uint64", [call("np.int64", args, "i64")], type)
     if name == "divide":
         left, right = args
         return infix(left, "/", right, type)
