@@ -55,6 +55,8 @@ class Target:
     # SEQ-INNER (`passes.base.Options.seq_inner`): off where scalar functions run lane by lane
     seq_inner: bool = True
     pending: str | None = None                 # why it is not built yet; None: built
+    # its `codegen` stage's pass, where it is not cpu's (`compiler.default_passes`)
+    codegen: Callable[[], Any] | None = None
     # why it cannot run on this machine (one line), None when it can: `cuda` without a GPU
     unavailable: Callable[[], str | None] | None = None
 
@@ -147,6 +149,11 @@ def _cuda_call(program, form, args, globals, memory, cancel, counters, cache):
     return driver.run_call(cache[key], form, args, globals, cancel=cancel)
 
 
+def _cuda_codegen():
+    from .backends.cuda.codegen import CUDA_CODEGEN
+    return CUDA_CODEGEN
+
+
 def _cuda_unavailable() -> str | None:
     from .backends.cuda.device import unavailable
     return unavailable()
@@ -167,7 +174,8 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
            from_host=_flat_from_host, to_host=_flat_to_host, compiler="numba"),
     Target("cuda", "numba.cuda kernels on an NVIDIA GPU", last_stage="fuse",
            run=_cuda_run, call=_cuda_call, from_host=_flat_from_host,
-           to_host=_flat_to_host, compiler="numba.cuda", unavailable=_cuda_unavailable),
+           to_host=_flat_to_host, compiler="numba.cuda", codegen=_cuda_codegen,
+           unavailable=_cuda_unavailable),
 )}
 
 DEFAULT_TARGET = "cpu"

@@ -27,6 +27,7 @@ thread and read by the host after the launch.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass, field
 
 from ...ir import flat as F
 from ...passes.base import PassContext, PassOutput
@@ -39,15 +40,27 @@ from .dialect import DEVICE
 BUILT_KINDS = ("map", "push")
 
 
-def generate(program: F.FlatProgram) -> Module:
+# A kernel parameter's type, as the host function passes it: ("scalar", elem) for a scalar,
+# ("array", elem) for a one-dimensional C-contiguous device array (blocks are flattened).
+ParamType = tuple[str, str]
+
+
+@dataclass
+class CudaModule(Module):
+    """`cpu`'s `Module`, with the type of every kernel's parameters (by kernel name), for
+    compiling them ahead of a launch (`ptx.py`)."""
+    params: dict[str, tuple[ParamType, ...]] = field(default_factory=dict)
+
+
+def generate(program: F.FlatProgram) -> CudaModule:
     """The numba.cuda module of a fused program (every kernel statement of every form);
     NotImplementedError for a kernel of a kind not built yet."""
     writer = CudaModuleWriter()
     for form in program.forms:
         writer.block(form.body)
     source = writer.render()
-    return Module(source, writer.kernels, writer.errors,
-                  hashlib.sha256(source.encode()).hexdigest()[:16], program)
+    return CudaModule(source, writer.kernels, writer.errors,
+                      hashlib.sha256(source.encode()).hexdigest()[:16], program, writer.params)
 
 
 class CudaCodegenPass:
@@ -81,6 +94,10 @@ class CudaModuleWriter(_ModuleWriter):
     scalar_decorator = "@cuda.jit(device=True)"
     dialect = DEVICE
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.params: dict[str, tuple[ParamType, ...]] = {}
+
     def kernel(self, stmt: F.Stmt) -> None:
         self.kernels[stmt.id] = CudaKernelWriter(self, stmt).write()
 
@@ -108,10 +125,23 @@ class CudaKernelWriter(KernelWriter):
         if kind not in BUILT_KINDS:
             raise NotImplementedError(f"cuda: {kind} kernels are not built yet")
         lines, host = self.push() if kind == "push" else self.map_kernel()
+        self.module.params[self.name] = self.param_types()
         self.module.functions.append("\n".join(lines))
         self.module.functions.append("\n".join(host))
         return KernelCode(self.stmt.id, self.name, kind,
                           tuple(v.name for v in self.inputs), self.stmt.targets)
+
+    def param_types(self) -> tuple[ParamType, ...]:
+        """The types of the kernel's parameters: `n`, the inputs' leaves, the outputs, and
+        `err` (a map's), as `map_host` and `push` pass them."""
+        if self.op.kind == "push":
+            (concat,) = self.body
+            leaves = [("array", element_type(a.rep)) for a in concat.op.args]
+            return (("scalar", "i64"), *leaves, ("array", element_type(concat.targets[0].rep)))
+        inputs = [("scalar" if isinstance(p.rep, F.ScalarRep) else "array", p.rep.elem)
+                  for v in self.inputs for p in self.leaves[v.name]]
+        outputs = [("array", element_type(t.rep)) for t in self.stmt.targets]
+        return (("scalar", "i64"), *inputs, *outputs, ("array", "i64"))
 
     def push(self) -> tuple[list[str], list[str]]:
         """`a ++ b`: one grid-stride loop writes `a` to the front, another `b` after it."""
