@@ -35,7 +35,7 @@ BINARY_PREC = {"or": OR, "and": AND, "|": BIT_OR, "^": BIT_XOR, "&": BIT_AND, "<
 
 # names generated code relies on, never given to a variable
 RESERVED = frozenset({"np", "err", "range", "min", "max", "abs", "len", "True", "False",
-                      "None", "math", "libdevice", "cuda",      # the cuda dialect's modules
+                      "None", "math", "device_math", "cuda",    # the cuda dialect's modules
                       *keyword.kwlist, *keyword.softkwlist})
 
 RETURN_DUMMY = object()       # a line: `return <the dummy result>`, filled in at the end

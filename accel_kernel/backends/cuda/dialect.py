@@ -4,7 +4,7 @@ translator is `cpu`'s (`backends/cpu/scalar_source.py`), with this `Dialect`.
 Inside kernels numba.cuda takes `math.*` (and libdevice), not numpy's ufuncs: the simulator
 would accept `np.sqrt`, the real compiler not. numba.cuda's `math.floor`, `math.ceil` and
 `math.trunc` give floats (not Python's ints), `math.sqrt` and the others keep `f32` as `f32`;
-libdevice's `rint` (`rintf` for `f32`) rounds half to even as `np.rint` does. Float `/` is
+`np.rint` (half to even) is `device_math.rint` (libdevice's has no simulator version). Float `/` is
 IEEE in device code (numba.cuda compiles with numpy's error model), so `np.divide` is `/`.
 numpy's scalar types (`np.int32(...)`) and constants (`np.nan`) work on the device as they
 are; the uint64 of wrapping arithmetic is taken from an int64 (`np.uint64(np.int64(x))`, a
@@ -23,7 +23,6 @@ MATH = {"sqrt": "math.sqrt", "exp": "math.exp", "log": "math.log", "sin": "math.
         "floor": "math.floor", "ceil": "math.ceil", "trunc": "math.trunc",
         "fmod": "math.fmod", "power": "math.pow", "abs": "abs",
         "isnan": "math.isnan", "isfinite": "math.isfinite"}
-LIBDEVICE = {"rint": ("libdevice.rint", "libdevice.rintf")}     # (f64, f32)
 
 
 def _spell(name: str, type: str, args: Sequence[Val]) -> Val | None:
@@ -34,9 +33,10 @@ def _spell(name: str, type: str, args: Sequence[Val]) -> Val | None:
         return infix(left, "/", right, type)
     if name in MATH:
         return call(MATH[name], args, type)
-    if name in LIBDEVICE:
-        f64, f32 = LIBDEVICE[name]
-        return call(f32 if type == "f32" else f64, args, type)
+    if name == "rint":        # in f64 (exact for an f32), back to f32 where it was one
+        rounded = call("device_math.rint", [call("np.float64", args, "f64")]
+                       if type == "f32" else args, "f64")
+        return call("np.float32", [rounded], "f32") if type == "f32" else rounded
     raise NotImplementedError(f"cuda: numpy's `{name}` in device code is not built yet")
 
 
