@@ -114,3 +114,21 @@ def test_no_gpu_is_one_line(monkeypatch):
 def test_a_kernel_kind_not_built_says_so():
     with pytest.raises(NotImplementedError, match=r"^cuda: redomap kernels are not built yet$"):
         cuda_module("reduce (+) 0 (map (\\x -> x * 2) [1, 2, 3])", "r.accel")
+
+
+def test_the_command_line_shows_cuda_kernels_and_their_ptx(tmp_path, capsys):
+    from accel_kernel.cli import main
+    path = tmp_path / "p.accel"
+    path.write_text("let xs = [1.0, 2.0]\nmap (\\x -> sqrt x) xs ++ xs\n")
+    assert main(["stages", str(path), "--stage", "codegen", "--target", "cuda"]) == 0
+    out = capsys.readouterr().out
+    assert "@cuda.jit\ndef k1_map(" in out and "launch(k2_push, n" in out
+    assert main(["stages", str(path), "--stage", "codegen", "--target", "cuda",
+                 "--format", "ptx"]) == 0
+    headers = [line for line in capsys.readouterr().out.splitlines()
+               if line.startswith("// kernel ")]
+    assert [h.split(":")[0] for h in headers] == [
+        "// kernel k1_map, sm_80", "// kernel k2_push, sm_80",
+        "// kernel k1_map, sm_90", "// kernel k2_push, sm_90"]
+    assert all("registers" in h and "spill" in h for h in headers)
+    assert main(["stages", str(path), "--stage", "codegen", "--format", "ptx"]) == 2

@@ -3,8 +3,10 @@
 Everything CUDA-specific lives in this package (numba-cuda is in maintenance mode; a later
 switch to numba-cuda-mlir should be this package alone):
 
-- `dialect`: how device functions spell numpy's scalar functions (`math.sqrt`, libdevice),
-  for the scalar translator shared with `cpu` (`backends/cpu/scalar_source.py`);
+- `dialect`: how device functions spell numpy's scalar functions (`math.sqrt`), for the
+  scalar translator shared with `cpu` (`backends/cpu/scalar_source.py`); `device_math`: the
+  `math` generated code reads (numpy's IEEE functions on the simulator, so that it computes
+  what a GPU computes) and `rint`;
 - `codegen`: the Python source of one module of `@cuda.jit` kernels and their host
   functions, from the fused program (stage `codegen` for `cuda`);
 - `device`: whether a GPU (or the simulator) is there, and the launches and transfers the

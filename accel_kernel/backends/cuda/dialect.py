@@ -1,7 +1,7 @@
 """How the `cuda` target's device functions spell numpy's scalar functions: the scalar
 translator is `cpu`'s (`backends/cpu/scalar_source.py`), with this `Dialect`.
 
-Inside kernels numba.cuda takes `math.*` (and libdevice), not numpy's ufuncs: the simulator
+Inside kernels numba.cuda takes `math.*`, not numpy's ufuncs: the simulator
 would accept `np.sqrt`, the real compiler not. numba.cuda's `math.floor`, `math.ceil` and
 `math.trunc` give floats (not Python's ints), `math.sqrt` and the others keep `f32` as `f32`;
 `np.rint` (half to even) is `device_math.rint` (libdevice's has no simulator version). Float `/` is
