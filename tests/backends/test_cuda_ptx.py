@@ -132,3 +132,18 @@ def test_the_command_line_shows_cuda_kernels_and_their_ptx(tmp_path, capsys):
         "// kernel k1_map, sm_90", "// kernel k2_push, sm_90"]
     assert all("registers" in h and "spill" in h for h in headers)
     assert main(["stages", str(path), "--stage", "codegen", "--format", "ptx"]) == 2
+
+
+def test_show_ptx_in_the_kernel(monkeypatch):
+    from accel_kernel.backends.cuda import device
+    from accel_kernel.kernel.magics import MagicContext, parse_magic, run_magic
+    monkeypatch.setattr(device, "unavailable", lambda: None)    # no launch: PTX only
+    session = Session(target="interp")
+    ctx = MagicContext(session, cell_name="cell[1]")
+    with pytest.raises(NotImplementedError, match="%target cuda first"):
+        run_magic(parse_magic("%show ptx map (\\x -> x + 1.0) [1.0]"), ctx)
+    session.set_target("cuda")
+    out = run_magic(parse_magic("%show ptx map (\\x -> x + 1.0) [1.0]"), ctx)
+    (text,) = [d["text/plain"] for d in out.displays]
+    assert text.startswith("// kernel k1_map, sm_80: ") and "// kernel k1_map, sm_90: " in text
+    assert "registers" in text and ".entry" in text
