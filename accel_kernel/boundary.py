@@ -31,11 +31,14 @@ _STAGES: tuple[tuple[str, str], ...] = (
     ("passes/regularity", "regularity"), ("passes/flatten/", "flatten"),
     ("passes/fuse", "fuse"), ("backends/cpu/codegen", "codegen"),
     ("backends/cpu/scalar_source", "codegen"), ("backends/cpu/python_code", "codegen"),
+    ("backends/cuda/codegen", "codegen"), ("backends/cuda/dialect", "codegen"),
+    ("backends/cuda/ptx", "codegen"), ("backends/cuda/", "run"),
     ("backends/interp/", "run"), ("backends/numpy/", "run"), ("backends/cpu/", "run"),
     ("values", "run"),
 )
 # functions of the run modules that compile rather than run
-_COMPILING = {("backends/cpu/driver", "compile_program"), ("backends/cpu/driver", "load")}
+_COMPILING = {("backends/cpu/driver", "compile_program"), ("backends/cpu/driver", "load"),
+              ("backends/cuda/driver", "compile_program")}
 
 
 @contextlib.contextmanager

@@ -2,7 +2,7 @@
 
     accel run FILE [--target cpu|interp|numpy|cuda] [--json] [--check-facts]  (default: cpu)
               [--budget SIZE] [--trace FILE.jsonl]
-    accel stages FILE [--entry NAME] [--stage S] [--format text|dot|svg|json]
+    accel stages FILE [--entry NAME] [--stage S] [--target T] [--format text|dot|svg|json|ptx]
     accel kernel install [--user|--sys-prefix|--prefix DIR]
 
 Exit codes: 0 success; 1 an accel error (first stderr line `error: KIND at FILE:LINE:COL:
@@ -51,7 +51,10 @@ def _parser() -> argparse.ArgumentParser:
     stages.add_argument("file")
     stages.add_argument("--entry", help="only this def (the other forms are still compiled)")
     stages.add_argument("--stage", help="only this stage (default: all of them; for svg, the last)")
-    stages.add_argument("--format", default="text", choices=["text", "dot", "svg", "json"])
+    stages.add_argument("--target", choices=sorted(targets.TARGETS),
+                        help="the target whose codegen stage is shown (default: cpu's)")
+    stages.add_argument("--format", default="text", choices=["text", "dot", "svg", "json", "ptx"],
+                        help="ptx: the codegen stage of --target cuda as PTX, with ptxas' report")
     stages.add_argument("--debug", action="store_true", help=DEBUG_HELP)
 
     kernel = commands.add_parser("kernel", help="manage the Jupyter kernel")
@@ -135,7 +138,8 @@ def _stages(args: argparse.Namespace) -> int:
     if text is None:
         return 2
     try:
-        stages = Session().program_stages(text, args.file, args.entry, stop_after=args.stage)
+        stages = Session().program_stages(text, args.file, args.entry, stop_after=args.stage,
+                                          target=args.target)
     except AccelError as err:
         return _error(err, args)
     except NotImplementedError as err:      # the stage asked for is not reached yet
@@ -153,7 +157,14 @@ def _print_stages(stages, fmt: str) -> int:
     from .viz.json_view import stage_json
     from .viz.render import render_svg
     from .viz.text import source_listing, stage_text
-    if fmt == "json":
+    if fmt == "ptx":
+        module = stages[-1].program
+        if not hasattr(module, "params"):      # only the cuda target's module has kernels
+            print("accel: --format ptx needs --stage codegen --target cuda", file=sys.stderr)
+            return 2
+        from .backends.cuda.ptx import listing
+        print(listing(module).rstrip("\n"))
+    elif fmt == "json":
         out = [stage_json(s) for s in stages]
         print(json.dumps(out[0] if len(out) == 1 else out, indent=1))
     elif fmt == "dot":

@@ -290,12 +290,14 @@ class Session:
     @deep
     @_accel_errors_only("stages")
     def program_stages(self, code: str, name: str, entry: str | None = None,
-                       stop_after: str | None = None):
+                       stop_after: str | None = None, target: str | None = None):
         """The stages of a whole program text (a file): every form, or with `entry` only the
-        forms that bind that name (the rest are still compiled, for inlining)."""
+        forms that bind that name (the rest are still compiled, for inlining); `target`:
+        compiled for that target (its `codegen`), else for the session's."""
         program = parse_program(Source(name, code), self._ids)
         checked = check_program(program, self._env())
-        stages = self._pipeline(program, checked, stop_after)
+        stages = self._pipeline(program, checked, stop_after,
+                                targets.get(target) if target else None)
         if entry is None:
             return stages
         from dataclasses import replace
@@ -312,11 +314,13 @@ class Session:
         # the types of earlier cells too: a pass may inline their defs
         checked = replace(checked, types=ChainMap(checked.types, self._types),
                           instantiations=ChainMap(checked.instantiations, self._instantiations))
-        options = Options(global_reps=self._global_reps(),
-                          seq_inner=(target or self.target_record).seq_inner)
+        record = target or self.target_record
+        options = Options(global_reps=self._global_reps(), seq_inner=record.seq_inner)
+        passes = compiler.default_passes()
+        if record.codegen is not None:         # the target's own codegen stage (`cuda`)
+            passes = [record.codegen() if p.name == "codegen" else p for p in passes]
         return compiler.run_pipeline(program, checked, self._env(), definitions, self._ids,
-                                     compiler.default_passes(), options=options,
-                                     stop_after=stop_after)
+                                     passes, options=options, stop_after=stop_after)
 
     def _global_reps(self) -> dict[str, Any]:
         """The flat representation of every global let's value (read off its flat form, or

@@ -3,7 +3,7 @@
 A target's name is looked up here and nowhere else: `get(name)` gives its record (ValueError
 for an unknown name, NotImplementedError for one not built), and `Session`, `api`, the CLI and
 the kernel then read the record's fields and call its functions; none of them compares target
-names. A new target (`cuda`) is one record here plus its back-end package.
+names. A target is one record here plus its back-end package (`cuda`: `backends/cuda/`).
 
 `cpu` (numba-compiled fused kernels) is the default everywhere: `Session()`, `Program.run`,
 `accel run`, the Jupyter kernel and the IPython extension all read `DEFAULT_TARGET`. `interp`
@@ -58,13 +58,18 @@ class Target:
     # SEQ-INNER (`passes.base.Options.seq_inner`): off where scalar functions run lane by lane
     seq_inner: bool = True
     pending: str | None = None                 # why it is not built yet; None: built
+    # its `codegen` stage's pass, where it is not cpu's (`compiler.default_passes`)
+    codegen: Callable[[], Any] | None = None
+    # why it cannot run on this machine (one line), None when it can: `cuda` without a GPU
+    unavailable: Callable[[], str | None] | None = None
 
     @property
     def built(self) -> bool:
         return self.pending is None
 
     def check_compiler(self) -> None:
-        """Raise NotImplementedError when the compiler this target needs cannot be imported.
+        """Raise NotImplementedError when the compiler this target needs cannot be imported,
+        or when the target cannot run here (`unavailable`: `cuda` without a GPU).
         Called when the target is chosen explicitly or first compiles something (not when a
         session starts, so the kernel and the library start without it)."""
         if self.compiler is None:
@@ -76,6 +81,9 @@ class Target:
                 f"target '{self.name}' ({self.what}) needs {self.compiler}, which cannot be "
                 f"imported ({err}); install {self.compiler}, or choose the target interp"
             ) from None
+        reason = self.unavailable() if self.unavailable is not None else None
+        if reason is not None:
+            raise NotImplementedError(reason)
 
 
 @dataclass(frozen=True)
@@ -143,6 +151,33 @@ def _cpu_call(program, form, args, globals, memory, cancel, counters, cache, opt
     return driver.run_call(cache[key], form, args, globals, cancel=cancel)
 
 
+def _cuda_run(program, globals, memory, cancel):
+    from .backends.cuda import driver
+    started = time.perf_counter()
+    compiled = driver.compile_program(program, memory)
+    generated = time.perf_counter()
+    out = driver.run(compiled, globals, cancel=cancel)
+    return out, (generated - started) + compiled.compile_seconds
+
+
+def _cuda_call(program, form, args, globals, memory, cancel, counters, cache):
+    from .backends.cuda import driver
+    key = ("cuda compiled", id(program))
+    if key not in cache:
+        cache[key] = driver.compile_program(program, memory)
+    return driver.run_call(cache[key], form, args, globals, cancel=cancel)
+
+
+def _cuda_codegen():
+    from .backends.cuda.codegen import CUDA_CODEGEN
+    return CUDA_CODEGEN
+
+
+def _cuda_unavailable() -> str | None:
+    from .backends.cuda.device import unavailable
+    return unavailable()
+
+
 # ---------------------------------------------------------------- the table
 
 TARGETS: dict[str, Target] = {t.name: t for t in (
@@ -156,8 +191,10 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("cpu", "numba-compiled fused kernels on the CPU",
            last_stage="fuse", run=_cpu_run, call=_cpu_call,
            from_host=_flat_from_host, to_host=_flat_to_host, compiler="numba"),
-    Target("cuda", "numba.cuda kernels on an NVIDIA GPU", last_stage=None,
-           pending="it arrives with the numba.cuda back end"),
+    Target("cuda", "numba.cuda kernels on an NVIDIA GPU", last_stage="fuse",
+           run=_cuda_run, call=_cuda_call, from_host=_flat_from_host,
+           to_host=_flat_to_host, compiler="numba.cuda", codegen=_cuda_codegen,
+           unavailable=_cuda_unavailable),
 )}
 
 DEFAULT_TARGET = "cpu"

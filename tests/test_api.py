@@ -77,8 +77,11 @@ def test_errors(prog):
         prog.run("scale", np.array([1.0]), np.array([1.0]), target="interp")
     with pytest.raises(acc.AccelNameError):
         prog.run("nope", 1, target="interp")
-    with pytest.raises(NotImplementedError, match="not built yet"):
-        prog.run("twice", 1, target="cuda")
+    from accel_kernel.backends.cuda import device
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(device, "unavailable", lambda: device.NO_GPU)
+        with pytest.raises(NotImplementedError, match="no NVIDIA GPU found"):
+            prog.run("twice", 1, target="cuda")
     with pytest.raises(acc.AccelSyntaxError):
         acc.compile("def f x = (x + ")
 

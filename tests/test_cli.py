@@ -59,10 +59,13 @@ def test_error_format(tmp_path, capsys):
     assert err[2].startswith("^")
 
 
-def test_unbuilt_target_exits_2(tmp_path, capsys):
+def test_target_that_cannot_run_here_exits_2(tmp_path, capsys, monkeypatch):
+    from accel_kernel.backends.cuda import device
+    monkeypatch.setattr(device, "unavailable", lambda: device.NO_GPU)
     path = write(tmp_path, "1\n")
     assert main(["run", path, "--target", "cuda"]) == 2
-    assert "not built yet" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cuda: no NVIDIA GPU found" in err
 
 
 def test_missing_file_exits_2(tmp_path, capsys):

@@ -105,8 +105,10 @@ def test_cancel_interrupts_a_long_evaluation(session):
     assert session.execute("1 + 1", "cell[2]").text == "2"
 
 
-def test_unbuilt_target_says_so(session):
-    with pytest.raises(NotImplementedError, match="not built yet"):
+def test_unbuilt_target_says_so(session, monkeypatch):
+    from accel_kernel.backends.cuda import device
+    monkeypatch.setattr(device, "unavailable", lambda: device.NO_GPU)
+    with pytest.raises(NotImplementedError, match="no NVIDIA GPU found"):
         session.set_target("cuda")
     with pytest.raises(ValueError, match="unknown target"):
         session.set_target("tpu")

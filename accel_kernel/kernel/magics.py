@@ -305,6 +305,14 @@ def _stages(ctx: MagicContext, args: str) -> MagicOutput:
 
 def _show(ctx: MagicContext, args: str) -> MagicOutput:
     from ..viz.widgets import stage_view
+    if args.strip().split(" ", 1)[0] == "ptx":      # the cuda kernels' PTX, ptxas' report
+        target, stages = _compile_stages(ctx, args.strip()[3:].strip(), "show",
+                                         stop_after="codegen")
+        if not hasattr(stages[-1].program, "params"):    # only cuda's module has them
+            raise NotImplementedError("%show ptx shows the kernels of the cuda target: "
+                                      "%target cuda first")
+        from ..backends.cuda.ptx import listing
+        return MagicOutput(displays=[{"text/plain": listing(stages[-1].program)}])
     name, target = _stage_and_target(args, "show")
     target, stages = _compile_stages(ctx, target, "show", stop_after=name)
     index = _stage_index(stages, name)
@@ -397,7 +405,7 @@ MAGICS: dict[str, Magic] = {m.name: m for m in [
     Magic("time", "%time EXPR", "evaluate EXPR and show its value and check/run times", _time),
     Magic("stages", "%stages [NAME|EXPR]",
           "all stages of a def or EXPR, one tab each", _stages, _stage_details),
-    Magic("show", "%show STAGE [NAME|EXPR]",
+    Magic("show", "%show STAGE|ptx [NAME|EXPR]",
           "one stage drawn, e.g. %show regularity f", _show, _stage_details),
     Magic("step", "%step STAGE [NAME|EXPR]",
           "a slider over a stage's rewrite steps", _step, _stage_details),

@@ -157,11 +157,13 @@ def test_internal_error_is_one_line_and_kernel_survives(kernel, monkeypatch):
     assert kernel.run("1 + 1")["status"] == "ok"
 
 
-def test_unknown_magic_and_not_built_target(kernel):
+def test_unknown_magic_and_target_that_cannot_run_here(kernel, monkeypatch):
     reply = kernel.run("%frobnicate")
     assert reply["ename"] == "MagicError" and "%who" in reply["evalue"]
+    from accel_kernel.backends.cuda import device
+    monkeypatch.setattr(device, "unavailable", lambda: device.NO_GPU)
     reply = kernel.run("%target cuda")
-    assert reply["ename"] == "NotImplementedError" and "not built yet" in reply["evalue"]
+    assert reply["ename"] == "NotImplementedError" and "no NVIDIA GPU found" in reply["evalue"]
 
 
 def test_a_construct_the_numpy_target_does_not_run_yet_is_reported(kernel, not_built):

@@ -27,6 +27,7 @@ from ...passes.base import PassContext, PassOutput
 from .codegen_body import (DTYPES, KernelBody, element_type, op_reads, python_name,
                            split_at_filter)
 from .errors import ERR_LENGTH, ErrorTable
+from .python_code import NUMPY
 from .scalar_source import free_parameters, scalar_function
 
 CHUNKS_PER_THREAD = 4
@@ -89,6 +90,12 @@ CODEGEN = CodegenPass()
 
 
 class _ModuleWriter:
+    """The functions of one generated module. The `cuda` target's writer is a subclass
+    (`backends/cuda/codegen.py`): its scalar functions are device functions written with
+    the device dialect, and its kernels are written by its own `KernelWriter`."""
+    scalar_decorator = "@njit(cache=True)"
+    dialect = NUMPY
+
     def __init__(self) -> None:
         self.errors = ErrorTable()
         self.kernels: dict[int, KernelCode] = {}
@@ -107,8 +114,8 @@ class _ModuleWriter:
         self.count += 1
         name = f"{python_name(base)}_f{self.count}"
         free = {v.name: v.rep for v in fn.free}
-        source, result = scalar_function(fn, name, arg_types, free, self.errors)
-        self.functions.append("@njit(cache=True)\n" + source)
+        source, result = scalar_function(fn, name, arg_types, free, self.errors, self.dialect)
+        self.functions.append(self.scalar_decorator + "\n" + source)
         return name, result
 
     def kernel(self, stmt: F.Stmt) -> None:

@@ -45,7 +45,8 @@ DTYPES = DTYPE_SOURCE     # scalar type -> the numpy dtype as generated code spe
 KERNEL_NAMES = frozenset({"n", "chunks", "i", "s", "c", "lo", "hi", "acc", "kept", "pos",
                           "starts", "counts", "total", "carry", "run", "start", "width",
                           "alloc", "front", "back", "out", "err", "numba", "prange", "njit",
-                          "np", "len", "int", "max", "min", "range"})
+                          "np", "len", "int", "max", "min", "range",
+                          "cuda", "math", "device_math", "launch"})    # the cuda target's
 
 
 def python_name(name: str) -> str:
@@ -171,7 +172,7 @@ class KernelBody:
                         f"{indent}    err[1] = {at}",
                         f"{indent}    err[2] = len({arr})",
                         f"{indent}    err[0] = {code}",
-                        f"{indent}    {local} = {arr}.dtype.type(0)"]
+                        f"{indent}    {local} = {self.zero_of(arr, t)}"]
             elif isinstance(op, F.Iota):
                 out.append(f"{indent}{local} = {DTYPES[element_type(t.rep)]}({index})")
             elif isinstance(op, F.Replicate):
@@ -188,6 +189,10 @@ class KernelBody:
             if t is not None:
                 self.locals[t.name] = local
         return out
+
+    def zero_of(self, arr: str, t: F.FVar) -> str:
+        """A dummy element of array `arr` (of the gather's target `t`), for a failed read."""
+        return f"{arr}.dtype.type(0)"
 
     def store(self, outputs: list[F.FVar], indent: str, index: str = "i") -> list[str]:
         return [f"{indent}out_{python_name(t.name)}[{index}] = {self.locals[t.name]}"

@@ -6,13 +6,19 @@ so that operands are parenthesised only where Python needs it. `FunctionWriter` 
 statements of one function body with their indentation, gives fresh names (after the accel
 variables they hold) and writes the error checks: a failing check stores its site's code in
 `err` and returns a dummy result, whose type is known only at the end (`RETURN_DUMMY`).
+
+A `Dialect` is what differs between the numba targets that share this writer: `NUMPY` (the
+`cpu` target's `@njit` functions call numpy's functions, `np.sqrt`) and the `cuda` target's
+device functions (`backends/cuda/dialect.py`: `math.sqrt`, no numpy ufuncs on the device).
+Only the calls of numpy functions differ (`Dialect.call`); numpy's scalar types (`np.int32`,
+`np.uint64`) and constants (`np.nan`, `np.pi`) are spelled alike in both.
 """
 from __future__ import annotations
 
 import keyword
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 from ...ir.scalar import fresh_name
 from ...lang.source import Span
@@ -29,7 +35,8 @@ BINARY_PREC = {"or": OR, "and": AND, "|": BIT_OR, "^": BIT_XOR, "&": BIT_AND, "<
 
 # names generated code relies on, never given to a variable
 RESERVED = frozenset({"np", "err", "range", "min", "max", "abs", "len", "True", "False",
-                      "None", *keyword.kwlist, *keyword.softkwlist})
+                      "None", "math", "device_math", "cuda",    # the cuda dialect's modules
+                      *keyword.kwlist, *keyword.softkwlist})
 
 RETURN_DUMMY = object()       # a line: `return <the dummy result>`, filled in at the end
 
@@ -65,6 +72,21 @@ def call(fn: str, args: Sequence[Val | str], type: str) -> Val:
     return Val(f"{fn}({', '.join(a.code if isinstance(a, Val) else a for a in args)})", type)
 
 
+@dataclass(frozen=True)
+class Dialect:
+    """How one numba target spells a call of numpy's function `name` (a `lang/scalar_ops.py`
+    `numpy` name: "sqrt", "divide", "fmod", "isnan", ...) on operands of accel type `type`.
+    `spell(name, type, args)` gives the call as a `Val`; None: numpy's own, `np.<name>(...)`."""
+    name: str                                     # the target, for "not built yet" messages
+    spell: Callable[[str, str, Sequence[Val]], "Val | None"] = lambda name, type, args: None
+
+    def call(self, name: str, args: Sequence[Val], type: str) -> Val:
+        return self.spell(name, type, args) or call(f"np.{name}", args, type)
+
+
+NUMPY = Dialect("cpu")       # the cpu target: numpy's functions, as numba compiles them
+
+
 def python_name(name: str) -> str:
     """A valid, non-reserved Python identifier for an accel name (accel names are ASCII
     letters, digits and `_`)."""
@@ -77,8 +99,9 @@ def python_name(name: str) -> str:
 class FunctionWriter:
     """The body of one generated function: lines with their depth, names in use."""
 
-    def __init__(self, errors: ErrorTable, used: set[str]):
+    def __init__(self, errors: ErrorTable, used: set[str], dialect: Dialect = NUMPY):
         self.errors = errors
+        self.dialect = dialect
         self.used = set(RESERVED) | used
         self.lines: list[tuple[int, object]] = []
         self.depth = 1

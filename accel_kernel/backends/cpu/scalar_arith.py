@@ -27,8 +27,8 @@ import math
 from ...lang import scalar_ops as table
 from ...lang.scalar_ops import BINARY_OPS, BITS, FLOATS, INTS, ScalarError
 from ...lang.source import Span
-from .python_code import (ATOM, COMPARE, NOT, SUM, TERNARY, UNARY, FunctionWriter, Val, call,
-                          infix, operand)
+from .python_code import (ATOM, COMPARE, NOT, NUMPY, SUM, TERNARY, UNARY, Dialect,
+                          FunctionWriter, Val, call, infix, operand)
 
 NUMPY_TYPES = table.DTYPE_SOURCE
 FUNCTION_ARITY = {name: entry.arity for name, entry in table.FUNCTIONS.items()}
@@ -94,12 +94,12 @@ def wrap(val: Val) -> Val:
     return val
 
 
-def wrapping(op: str, a: Val, b: Val) -> Val:
+def wrapping(op: str, a: Val, b: Val, dialect: Dialect = NUMPY) -> Val:
     """`a op b` for `+ - *` on integers, wrapping around (see the module docstring)."""
     if a.type == "i32":
         return wrap(infix(a, op, b, "i32"))
-    left = a.unsigned or call("np.uint64", [a], "u64")
-    right = b.unsigned or call("np.uint64", [b], "u64")
+    left = a.unsigned or dialect.call("uint64", [a], "u64")
+    right = b.unsigned or dialect.call("uint64", [b], "u64")
     unsigned = infix(left, op, right, "u64")
     return Val(f"np.int64({unsigned.code})", "i64", ATOM, False, unsigned)
 
@@ -120,9 +120,9 @@ def binary(w: FunctionWriter, op: str, a: Val, b: Val, span: Span | None) -> Val
     if t == "bool":
         return infix(a, _BOOL_SOURCE[op], b, "bool")
     if op in _OVERFLOWING:
-        return wrapping(op, a, b) if t in INTS else infix(a, op, b, t)
+        return wrapping(op, a, b, w.dialect) if t in INTS else infix(a, op, b, t)
     if t in FLOATS:     # IEEE: x / 0.0 is inf or nan; fmod takes the dividend's sign
-        return call(f"np.{entry.numpy}", [a, b], t)
+        return w.dialect.call(entry.numpy, [a, b], t)
     if entry.numpy_is_exact(t):
         return wrap(infix(a, op, b, t))
     return _INTEGER_RULES[op](w, op, a, b, entry.error, span)
@@ -195,8 +195,8 @@ def _int_pow(w: FunctionWriter, op: str, a: Val, n: Val, error: ScalarError,
         return a
     if exponent in (2, 3):
         a = w.atom(a, "base")
-        square = wrapping("*", a, a)
-        return square if exponent == 2 else wrapping("*", square, a)
+        square = wrapping("*", a, a, w.dialect)
+        return square if exponent == 2 else wrapping("*", square, a, w.dialect)
     a, n = w.atom(a, "base"), w.atom(n, "exponent")
     one = literal(1, a.type).code
     power, base, e = w.fresh("power"), w.fresh("base"), w.fresh("e")
@@ -211,13 +211,13 @@ def _int_pow(w: FunctionWriter, op: str, a: Val, n: Val, error: ScalarError,
     with w.indented():
         w.emit(f"if {e} & 1:")
         with w.indented():
-            w.emit(f"{power} = {wrapping('*', Val(power, a.type), Val(base, a.type)).code}")
-        w.emit(f"{base} = {wrapping('*', Val(base, a.type), Val(base, a.type)).code}")
+            w.emit(f"{power} = {wrapping('*', Val(power, a.type), Val(base, a.type), w.dialect).code}")
+        w.emit(f"{base} = {wrapping('*', Val(base, a.type), Val(base, a.type), w.dialect).code}")
         w.emit(f"{e} >>= 1")
     if exponent is None or exponent < 0:
         w.emit(f"if {n.code} < 0:  # x ** n for n < 0 is 1 / x ** -n in integer division")
         with w.indented():
-            w.emit(f"{power} = {wrapping('*', Val(power, a.type), a).code}")
+            w.emit(f"{power} = {wrapping('*', Val(power, a.type), a, w.dialect).code}")
             w.check(f"{power} == 0", error.kind, error.message, span)
             w.emit(f"{power} = {one} if {power} == 1 else "
                    f"({literal(-1, a.type).code} if {power} == -1 else {zero_code(a.type)})")
@@ -275,15 +275,16 @@ def function(w: FunctionWriter, name: str, args: list[Val]) -> Val:
                    f"else {operand(b, TERNARY)}", a.type, TERNARY)
     if entry.type_class == "float":
         floats = [_as_float(x) for x in args]
-        return call(f"np.{entry.numpy}", floats, floats[0].type)
+        return w.dialect.call(entry.numpy, floats, floats[0].type)
     if any(x.type != args[0].type for x in args):
         raise ValueError(f"{name} on {' and '.join(x.type for x in args)}: the types must agree")
     if args[0].type in FLOATS:
         if name == "abs":
-            return call(f"np.{entry.numpy}", args, args[0].type)
+            return w.dialect.call(entry.numpy, args, args[0].type)
         a, b = w.atom(args[0], "a"), w.atom(args[1], "b")    # min, max: numpy's: NaN
         test = "<" if name == "min" else ">"                  # propagates, equal operands give b
-        return Val(f"{a.code} if {a.code} {test} {b.code} or np.isnan({a.code}) "
+        isnan = w.dialect.call("isnan", [a], "bool").code
+        return Val(f"{a.code} if {a.code} {test} {b.code} or {isnan} "
                    f"else {b.code}", a.type, TERNARY)
     return wrap(call(name, args, args[0].type))       # Python's min, max, abs on integers
 
@@ -301,11 +302,13 @@ def convert(w: FunctionWriter, target: str, a: Val) -> Val:
         return call(NUMPY_TYPES[target], [a], target)
     x = w.atom(a, "x")
     t = w.fresh("truncated")
-    w.emit(f"{t} = np.trunc(np.float64({x.code})) if np.isfinite({x.code}) else 0.0  "
-           f"# NaN and infinities give 0")
+    as_f64 = call("np.float64", [x], "f64")
+    trunc = w.dialect.call("trunc", [as_f64], "f64").code
+    isfinite = w.dialect.call("isfinite", [x], "bool").code
+    w.emit(f"{t} = {trunc} if {isfinite} else 0.0  # NaN and infinities give 0")
     w.emit(f"if not -2.0 ** 63 <= {t} < 2.0 ** 63:  # beyond i64: modulo 2**64, like numpy")
     with w.indented():
-        w.emit(f"{t} = np.fmod({t}, 2.0 ** 64)")
+        w.emit(f"{t} = {w.dialect.call('fmod', [Val(t, 'f64'), Val('2.0 ** 64', 'f64')], 'f64').code}")
         w.emit(f"if {t} >= 2.0 ** 63:")
         with w.indented():
             w.emit(f"{t} -= 2.0 ** 64")

@@ -22,7 +22,8 @@ The source is `def NAME(<params>, <free params>, err):` without a decorator: the
 The function is first lowered to the first-order scalar IR (`ir/scalar_lower.py`: lambdas,
 sections and partial applications are reduced there, what cannot be made first-order raises
 `NotImplementedError("cpu: ... is not built yet")`, an ill-typed function `ValueError`);
-the translator here is a plain walk over that IR, and is meant to serve `cpu` and `cuda`.
+the translator here is a plain walk over that IR, and serves `cpu` and `cuda` (the `dialect`
+argument: how each spells numpy's functions, `python_code.Dialect`).
 Semantics are those of `backends/numpy/scalar_code.py` (and the interpreter) for one lane:
 `if` runs one branch, `&&`/`||` short-circuit, loops run in order, errors come at the span
 of the node that fails, with the numpy target's kinds and messages. Operators and builtins
@@ -45,8 +46,8 @@ from ...lang.printer import print_expr
 from ...lang.source import Span
 from . import scalar_arith as arith
 from .errors import ErrorSite, ErrorTable
-from .python_code import (ATOM, NOT, RESERVED, SUM, TERNARY, FunctionWriter, Val, infix,
-                          operand, python_name)
+from .python_code import (ATOM, NOT, NUMPY, RESERVED, SUM, TERNARY, Dialect, FunctionWriter,
+                          Val, infix, operand, python_name)
 
 __all__ = ["ErrorSite", "ErrorTable", "FreeParam", "ScalarType", "free_parameters",
            "scalar_function"]
@@ -150,12 +151,14 @@ def _free_values(free: dict[str, Rep], params: list[FreeParam]) -> dict[str, Any
 
 
 def scalar_function(fn: ScalarFn, name: str, arg_types: list[ScalarType],
-                    free: dict[str, Rep], errors: ErrorTable) -> tuple[str, ScalarType]:
+                    free: dict[str, Rep], errors: ErrorTable,
+                    dialect: Dialect = NUMPY) -> tuple[str, ScalarType]:
     """The source of `def NAME(args..., free params..., err)` computing `fn`, and the
-    accel type of its result."""
-    func = lower(fn, arg_types, free, "cpu")
+    accel type of its result. `dialect`: how the target spells numpy's functions (`cpu`'s
+    `np.sqrt`, `cuda`'s `math.sqrt`: `python_code.Dialect`)."""
+    func = lower(fn, arg_types, free, dialect.name)
     params = free_parameters(free)
-    writer = FunctionWriter(errors, {p.name for p in params} | {name})
+    writer = FunctionWriter(errors, {p.name for p in params} | {name}, dialect)
     translator = _Translator(writer, _free_values(free, params))
     env: dict[str, Any] = {}
     arg_names: list[str] = []

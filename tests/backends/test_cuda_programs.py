@@ -1,0 +1,130 @@
+"""The `cuda` target on every program of tests/programs/: the value or the error (kind and
+position) that `interp` gives, on the CUDA simulator (no GPU needed), and on a GPU when
+there is one.
+
+numba.cuda chooses the simulator when it is imported (`NUMBA_ENABLE_CUDASIM=1`), so the
+programs run in a child process (this file run as a script), all of them in one process
+(about 10 s), and a program of every scalar builtin on edge values (NaN, infinities, -0.0,
+wrapping integers) prints what `interp` prints. A program with a kernel of a kind not built yet on `cuda` (redomap, scan,
+filter, segmented, rows: `backends/cuda/primitives.py` brings them) must say so with the
+not-built error, never crash; the list of those is printed (`-rA`, or `pytest -s`).
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_cuda_ptx import BUILTINS  # noqa: E402  (every scalar builtin, edge values)
+
+pytestmark = pytest.mark.cuda
+
+REPO = Path(__file__).resolve().parents[2]
+NOT_BUILT = re.compile(r"^accel: cuda: (redomap|scan|filter|segmented|rows) kernels are not "
+                       r"built yet \(target cuda; --target interp runs it\)$")
+
+
+def run_every_program() -> dict[str, str]:
+    """Each program's outcome on `cuda`: "ok", "not built: <message>" or what went wrong."""
+    sys.path.insert(0, str(REPO / "tests"))
+    from test_programs import PROGRAMS, check_error_report, read_expectation
+
+    from accel_kernel.cli import main
+    results = {}
+    for program in PROGRAMS:
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(["run", str(program), "--target", "cuda"])
+            except SystemExit as exit:
+                code = exit.code
+        expect, printed, report = read_expectation(program), out.getvalue(), err.getvalue()
+        name = str(program.relative_to(REPO / "tests" / "programs"))
+        if code == 2 and "not built yet" in report:
+            results[name] = "not built: " + report.strip()
+        elif expect.kind is None:
+            good = code == 0 and printed == expect.value + "\n" and report == ""
+            results[name] = "ok" if good else f"exit {code}, printed {printed!r}, {report!r}"
+        else:
+            try:
+                assert code == 1 and printed == ""
+                check_error_report(report, str(program), program.read_text(encoding="utf-8"),
+                                   expect)
+                results[name] = "ok"
+            except AssertionError:
+                results[name] = f"exit {code}, expected {expect}, reported {report!r}"
+    results["<every scalar builtin>"] = same_as_interp(BUILTINS)
+    return results
+
+
+def same_as_interp(text: str) -> str:
+    """"ok" when `text` prints the same on `cuda` as on `interp` (edge values: NaN,
+    infinities, -0.0, wrapping integers), else both outputs."""
+    import tempfile
+
+    from accel_kernel.cli import main
+    with tempfile.NamedTemporaryFile("w", suffix=".accel", delete=False) as f:
+        f.write(text)
+    printed = []
+    for target in ("interp", "cuda"):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            main(["run", f.name, "--target", target])
+        printed.append(out.getvalue())
+    os.unlink(f.name)
+    return "ok" if printed[0] == printed[1] else f"interp: {printed[0]!r}, cuda: {printed[1]!r}"
+
+
+def outcomes(simulator: bool) -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    if simulator:
+        env["NUMBA_ENABLE_CUDASIM"] = "1"
+    done = subprocess.run([sys.executable, __file__], env=env, cwd=REPO, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def check(results: dict[str, str]) -> None:
+    wrong = {name: r for name, r in results.items()
+             if r != "ok" and not r.startswith("not built: ")}
+    assert not wrong, "\n".join(f"{name}: {r}" for name, r in wrong.items())
+    skipped = {name: r.removeprefix("not built: ") for name, r in results.items()
+               if r.startswith("not built: ")}
+    for name, message in skipped.items():
+        assert NOT_BUILT.match(message), f"{name}: {message}"
+    ran = len(results) - len(skipped)
+    print(f"\ncuda: {ran} programs give interp's value or error; {len(skipped)} not built:")
+    for name, message in sorted(skipped.items()):
+        print(f"  {name}: {NOT_BUILT.match(message).group(1)} kernels")
+    assert ran >= 100          # the map and push kernels run most programs already
+
+
+def test_every_program_on_the_simulator():
+    check(outcomes(simulator=True))
+
+
+def gpu_present() -> bool:
+    try:
+        from numba import config, cuda
+        return not config.ENABLE_CUDASIM and cuda.is_available()
+    except ImportError:
+        return False
+
+
+@pytest.mark.skipif(not gpu_present(), reason="no NVIDIA GPU here")
+def test_every_program_on_a_gpu():
+    check(outcomes(simulator=False))
+
+
+if __name__ == "__main__":
+    print(json.dumps(run_every_program()))

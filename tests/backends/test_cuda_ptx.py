@@ -1,0 +1,149 @@
+"""Every kernel the `cuda` target generates compiles for real GPUs: numba.cuda's
+`compile_ptx` for sm_80 and sm_90, then the wheel's `ptxas`, failing on any exception
+(the simulator accepts code the real compiler refuses). No GPU is needed.
+
+In the suite: a fixed representative subset of tests/programs/ (maps with gathers and
+bounds checks, integer division and wrapping, scalar loops, push, tuples) and one map over
+every scalar builtin in f32, f64 and integers, about 15 s; `ACCEL_CUDA_PTX_ALL=1` checks
+every program (about 230 kernels, 100 s on 2 cores). Also: the device dialect, the no-GPU
+line, the not-built error.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from accel_kernel.session import Session
+
+pytestmark = pytest.mark.cuda
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests"))
+from test_programs import PROGRAMS  # noqa: E402
+
+SUBSET = ("array_basics", "mandelbrot_tiny", "integer_division_signs", "order_in_map",
+          "error_index_slice", "loop_while_collatz", "map2_map3", "ranges", "tuple_patterns")
+CHOSEN = PROGRAMS if os.environ.get("ACCEL_CUDA_PTX_ALL") == "1" else \
+    [p for p in PROGRAMS if p.stem in SUBSET]
+
+# every scalar builtin, on f64, f32 and integers, in one map
+BUILTINS = """
+let xs = [0.5, 1.5, -2.25, 3.0, 2.5, -0.5]
+let ys = map f32 xs
+let ns = [7, -3, 12, 5, 0, -9223372036854775807]
+let a = map (\\x -> (sqrt x, exp x + log x, sin x + cos x + tan x + atan2 x 1.0, floor x,
+                    ceil x, round x, abs x + min x pi + max x 0.0, x ** 1.5, x % 0.7,
+                    x / 0.0, i64 (x * 1.0e30), i32 x)) xs
+let b = map (\\y -> (sqrt y + exp y, log y, floor y + ceil y, round y, abs y + min y one,
+                    y ** y, y % y, i64 y, y / zero)) ys
+let c = map (\\n -> (n / 2 + n % 3, n ** 2 + n ** n, (n << 3) + (n >> 1), abs n + min n 4
+                    + max n 0, i64 (i32 n * i32 n), n * 4611686018427387904 - n,
+                    if n > 0 && n != 5 || n == -3 then 1 else 0)) ns
+(a, b, c)
+"""
+
+
+def cuda_module(text: str, name: str):
+    from accel_kernel.backends.cuda.codegen import generate
+    stages = Session(target="interp").program_stages(text, name, stop_after="fuse")
+    return generate(stages[-1].program)
+
+
+def check_compiles(module) -> None:
+    from accel_kernel.backends.cuda import ptx
+    for cc in ptx.CAPABILITIES:
+        kernels = ptx.compile_module(module, cc)
+        assert len(kernels) == len(module.kernels)
+        for kernel in kernels:
+            assert f".target sm_{cc[0]}{cc[1]}" in kernel.ptx
+            assert "Used" in kernel.report and "registers" in kernel.report, kernel.report
+
+
+@pytest.mark.parametrize("program", CHOSEN, ids=lambda p: p.stem)
+def test_every_kernel_compiles_to_ptx_and_assembles(program: Path):
+    try:
+        module = cuda_module(program.read_text(encoding="utf-8"), str(program))
+    except NotImplementedError as err:
+        assert "kernels are not built yet" in str(err)
+        pytest.skip(str(err))
+    except Exception as err:          # a program whose error comes before codegen
+        if type(err).__name__.startswith("Accel"):
+            pytest.skip(f"no codegen: {err}")
+        raise
+    check_compiles(module)
+
+
+def test_every_scalar_builtin_compiles_to_ptx():
+    module = cuda_module(BUILTINS, "builtins.accel")
+    assert {k.kind for k in module.kernels.values()} == {"map"}
+    source = module.source
+    assert "math.sqrt(" in source and "device_math.rint(np.float64(" in source
+    assert not any(f"np.{f}(" in source for f in ("sqrt", "exp", "divide", "fmod", "isnan",
+                                                    "trunc", "isfinite", "power", "rint"))
+    check_compiles(module)
+
+
+def test_the_same_writer_spells_numpy_for_cpu_and_math_for_cuda():
+    from accel_kernel.backends.cpu.codegen import generate as cpu_generate
+    stages = Session(target="interp").program_stages(BUILTINS, "b.accel", stop_after="fuse")
+    cpu = cpu_generate(stages[-1].program).source
+    cuda = cuda_module(BUILTINS, "b.accel").source
+    assert "np.sqrt(" in cpu and "math.sqrt(" not in cpu and "@njit(cache=True)" in cpu
+    assert "@cuda.jit(device=True)" in cuda and "cuda.grid(1)" in cuda
+
+
+def test_no_gpu_is_one_line(monkeypatch):
+    from numba import config, cuda
+
+    from accel_kernel import targets
+    from accel_kernel.backends.cuda import device
+    monkeypatch.setattr(config, "ENABLE_CUDASIM", 0)
+    monkeypatch.setattr(cuda, "is_available", lambda: False)
+    assert device.unavailable() == device.NO_GPU
+    with pytest.raises(NotImplementedError) as err:
+        targets.get("cuda").check_compiler()
+    assert str(err.value) == ("cuda: no NVIDIA GPU found (numba.cuda.is_available() is false); "
+                              "set NUMBA_ENABLE_CUDASIM=1 to run on the CUDA simulator")
+    monkeypatch.setattr(config, "ENABLE_CUDASIM", 1)
+    assert device.unavailable() is None
+
+
+def test_a_kernel_kind_not_built_says_so():
+    with pytest.raises(NotImplementedError, match=r"^cuda: redomap kernels are not built yet$"):
+        cuda_module("reduce (+) 0 (map (\\x -> x * 2) [1, 2, 3])", "r.accel")
+
+
+def test_the_command_line_shows_cuda_kernels_and_their_ptx(tmp_path, capsys):
+    from accel_kernel.cli import main
+    path = tmp_path / "p.accel"
+    path.write_text("let xs = [1.0, 2.0]\nmap (\\x -> sqrt x) xs ++ xs\n")
+    assert main(["stages", str(path), "--stage", "codegen", "--target", "cuda"]) == 0
+    out = capsys.readouterr().out
+    assert "@cuda.jit\ndef k1_map(" in out and "launch(k2_push, n" in out
+    assert main(["stages", str(path), "--stage", "codegen", "--target", "cuda",
+                 "--format", "ptx"]) == 0
+    headers = [line for line in capsys.readouterr().out.splitlines()
+               if line.startswith("// kernel ")]
+    assert [h.split(":")[0] for h in headers] == [
+        "// kernel k1_map, sm_80", "// kernel k2_push, sm_80",
+        "// kernel k1_map, sm_90", "// kernel k2_push, sm_90"]
+    assert all("registers" in h and "spill" in h for h in headers)
+    assert main(["stages", str(path), "--stage", "codegen", "--format", "ptx"]) == 2
+
+
+def test_show_ptx_in_the_kernel(monkeypatch):
+    from accel_kernel.backends.cuda import device
+    from accel_kernel.kernel.magics import MagicContext, parse_magic, run_magic
+    monkeypatch.setattr(device, "unavailable", lambda: None)    # no launch: PTX only
+    session = Session(target="interp")
+    ctx = MagicContext(session, cell_name="cell[1]")
+    with pytest.raises(NotImplementedError, match="%target cuda first"):
+        run_magic(parse_magic("%show ptx map (\\x -> x + 1.0) [1.0]"), ctx)
+    session.set_target("cuda")
+    out = run_magic(parse_magic("%show ptx map (\\x -> x + 1.0) [1.0]"), ctx)
+    (text,) = [d["text/plain"] for d in out.displays]
+    assert text.startswith("// kernel k1_map, sm_80: ") and "// kernel k1_map, sm_90: " in text
+    assert "registers" in text and ".entry" in text
