@@ -151,20 +151,20 @@ def _cpu_call(program, form, args, globals, memory, cancel, counters, cache, opt
     return driver.run_call(cache[key], form, args, globals, cancel=cancel)
 
 
-def _cuda_run(program, globals, memory, cancel):
+def _cuda_run(program, globals, memory, cancel, options):
     from .backends.cuda import driver
     started = time.perf_counter()
-    compiled = driver.compile_program(program, memory)
+    compiled = driver.compile_program(program, options, memory)
     generated = time.perf_counter()
     out = driver.run(compiled, globals, cancel=cancel)
     return out, (generated - started) + compiled.compile_seconds
 
 
-def _cuda_call(program, form, args, globals, memory, cancel, counters, cache):
+def _cuda_call(program, form, args, globals, memory, cancel, counters, cache, options):
     from .backends.cuda import driver
     key = ("cuda compiled", id(program))
     if key not in cache:
-        cache[key] = driver.compile_program(program, memory)
+        cache[key] = driver.compile_program(program, options, memory)
     return driver.run_call(cache[key], form, args, globals, cancel=cancel)
 
 

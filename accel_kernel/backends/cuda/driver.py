@@ -11,7 +11,7 @@ compiles them for the CPU with numba, here they run as the `numpy` target runs t
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
@@ -25,15 +25,19 @@ from ..numpy.executor import Executor, FlatCellValues, call, execute
 from .codegen import generate
 from .device import unavailable
 
+if TYPE_CHECKING:
+    from ...targets import CompileOptions
 
-def compile_program(program: F.FlatProgram, memory: Memory | None = None) -> Compiled:
-    """The fused program's module, generated and imported (numba.cuda compiles each kernel
-    on its first launch)."""
+
+def compile_program(program: F.FlatProgram, options: CompileOptions,
+                    memory: Memory | None = None) -> Compiled:
+    """The fused program's module, generated and imported from `options.cache_dir` (numba.cuda
+    compiles each kernel on its first launch)."""
     reason = unavailable()
     if reason is not None:
         raise NotImplementedError(reason)
     code = generate(program)
-    return Compiled(program, code, cpu_driver.load(code), memory or Memory())
+    return Compiled(program, code, cpu_driver.load(code, options.cache_dir), memory or Memory())
 
 
 def _executor(compiled: Compiled) -> type:
