@@ -47,6 +47,16 @@ def get(i, a, err):
 
 
 @jit(device=True)
+def bucket(i, ix, vs, err):
+    return ix[i]
+
+
+@jit(device=True)
+def weight(i, ix, vs, err):
+    return vs[i]
+
+
+@jit(device=True)
 def positive(i, a, err):
     return a[i] > 0
 '''
@@ -83,6 +93,10 @@ def _sources(block: int = BLOCK, max_blocks: int = MAX_BLOCKS) -> list[P.Source]
     out += [P.reduction("red_comm", sum_f, elem, block, max_blocks, commutative=True),
             P.filter_("keep", P.Element("positive", ("a",), F64), elem, "float64", block,
                       max_blocks)]
+    pair = ("ix", "vs"), I64 + I64
+    out += [P.reduce_by_index(f"hist_{kind}", kind, "int64", P.Element("bucket", *pair),
+                              P.Element("weight", *pair), block, max_blocks)
+            for kind in P.ATOMIC]
     return out
 
 
@@ -120,7 +134,7 @@ def _close(got, want, name) -> None:
 # the kernels compiled to PTX (each compilation takes 0.1-0.3 s): every template once, and
 # the reductions and scans with other operators and element types (booleans: `red_any`)
 PTX_CHECKED = {"red_sum_f", "scan_sum_f", "seg_sum_f", "segscan_sum_f", "red_comm", "keep",
-               "red_max_f", "scan_last_i"}
+               "red_max_f", "scan_last_i", "hist_add", "hist_min", "hist_max"}
 SIZES = (0, 1, 31, 33, 130)     # 130: five tiles of 32 over two blocks
 
 
@@ -161,6 +175,27 @@ def test_filter(sim):
         out, count = _run(sim, "keep", n, a)
         assert count == int((a > 0).sum())
         np.testing.assert_array_equal(out.copy_to_host()[:count], a[a > 0])
+
+
+@pytest.mark.parametrize("kind", list(P.ATOMIC))
+def test_reduce_by_index_atomics(sim, kind):
+    """Integer `+`, `min`, `max` by atomics; out-of-range indices (negative, past the end)
+    are ignored; `out` (the destination's copy) is updated in place."""
+    ns, simulator = sim
+    rng = np.random.default_rng(7)
+    ix = rng.integers(-2, 7, size=75).astype(np.int64)
+    vs = rng.integers(-50, 50, size=75).astype(np.int64)
+    dest = rng.integers(-5, 5, size=5).astype(np.int64)
+    want = dest.copy()
+    ufunc = {"add": np.add, "min": np.minimum, "max": np.maximum}[kind]
+    ok = (ix >= 0) & (ix < len(dest))
+    ufunc.at(want, ix[ok], vs[ok])
+    out = simulator.to_device(dest.copy())
+    err = simulator.to_device(np.zeros(3, np.int64))
+    ns[f"hist_{kind}"](len(ix), simulator.to_device(ix), simulator.to_device(vs), out, err)
+    np.testing.assert_array_equal(out.copy_to_host(), want)
+    with pytest.raises(NotImplementedError):
+        P.reduce_by_index("h", kind, "float64", P.Element("bucket"), P.Element("weight"))
 
 
 def _segments(lengths: list[int]) -> np.ndarray:

@@ -265,3 +265,31 @@ def filter_(p: str, keep: Element, value: Element, dtype: str, block: int = BLOC
                Kernel(f"{p}_scatter", _sig("int64", "int64", *keep.types, counts, arr, ERR)))
     return Source(text, kernels, p)
 
+
+
+ATOMIC = {"add": "cuda.atomic.add", "min": "cuda.atomic.min", "max": "cuda.atomic.max"}
+ATOMIC_TYPES = ("int32", "int64", "uint32", "uint64")
+
+
+def reduce_by_index(p: str, kind: str, dtype: str, index: Element, value: Element,
+                    block: int = BLOCK, max_blocks: int = MAX_BLOCKS) -> Source:
+    """`reduce_by_index` for integer `+`, `min` and `max` (`kind`: add, min, max) by
+    atomics: `out[index(i)] op= value(i)`, out-of-range indices ignored (LANGUAGE.md). The
+    operators commute, so the order of the atomics does not change the result. Both element
+    functions take `index.args`. The launcher `p(n, *args, out, err)` updates `out` (a copy
+    of the destination: `m` values) in place."""
+    if kind not in ATOMIC or dtype not in ATOMIC_TYPES:
+        raise NotImplementedError(f"cuda: reduce_by_index with `{kind}` on `{dtype}` (a "
+                                  "sort-based or private-histogram variant) is not built yet")
+    kernel = ["@jit", f"def {p}_atomic(n, {index.params}out, err):",
+              "    m = out.shape[0]",
+              "    for i in range(cuda.grid(1), n, cuda.gridsize(1)):",
+              f"        j = numba.int64({index.call('i')})",
+              "        if j >= 0 and j < m:",
+              f"            {ATOMIC[kind]}(out, j, numba.{dtype}({value.call('i')}))"]
+    launcher = [f"def {p}(n, {index.params}out, err):",
+                f"    blocks = min(max((n + {block - 1}) // {block}, 1), {max_blocks})",
+                f"    {p}_atomic[blocks, {block}](n, {index.params}out, err)",
+                "    return out"]
+    kernels = (Kernel(f"{p}_atomic", _sig("int64", *index.types, f"{dtype}[::1]", ERR)),)
+    return Source("\n\n".join(["\n".join(kernel), "\n".join(launcher)]), kernels, p)
