@@ -12,6 +12,7 @@ numba_cuda = pytest.importorskip("numba.cuda")
 from accel_kernel.backends.cuda import primitives as P  # noqa: E402
 from accel_kernel.backends.cuda import ptx  # noqa: E402
 from accel_kernel.backends.cuda import segmented as S  # noqa: E402
+from accel_kernel.backends.cuda import sort  # noqa: E402
 from accel_kernel.backends.cuda.blocks import Operator, numba_type  # noqa: E402
 
 pytestmark = pytest.mark.cuda
@@ -97,6 +98,8 @@ def _sources(block: int = BLOCK, max_blocks: int = MAX_BLOCKS) -> list[P.Source]
     out += [P.reduce_by_index(f"hist_{kind}", kind, "int64", P.Element("bucket", *pair),
                               P.Element("weight", *pair), block, max_blocks)
             for kind in P.ATOMIC]
+    out += [sort.radix_sort(f"sort_{dtype}", dtype, block, max_blocks)
+            for dtype in sort.SORTED_TYPES]
     return out
 
 
@@ -134,7 +137,7 @@ def _close(got, want, name) -> None:
 # the kernels compiled to PTX (each compilation takes 0.1-0.3 s): every template once, and
 # the reductions and scans with other operators and element types (booleans: `red_any`)
 PTX_CHECKED = {"red_sum_f", "scan_sum_f", "seg_sum_f", "segscan_sum_f", "red_comm", "keep",
-               "red_max_f", "scan_last_i", "hist_add", "hist_min", "hist_max"}
+               "red_max_f", "hist_add", "hist_min", "hist_max", "sort_float64"}
 SIZES = (0, 1, 31, 33, 130)     # 130: five tiles of 32 over two blocks
 
 
@@ -196,6 +199,33 @@ def test_reduce_by_index_atomics(sim, kind):
     np.testing.assert_array_equal(out.copy_to_host(), want)
     with pytest.raises(NotImplementedError):
         P.reduce_by_index("h", kind, "float64", P.Element("bucket"), P.Element("weight"))
+
+
+def test_radix_sort_is_stable(sim):
+    """Five passes sort the words of integers in [0, 32) (the simulator takes ~0.1 s a
+    launch: the 64 passes of any keys are the same kernels)."""
+    ns, simulator = sim
+    for n in (0, 1, 45):
+        keys = np.random.default_rng(n).integers(0, 32, size=n).astype(np.int64)
+        order = _run(sim, "sort_int64", n, keys, passes=5).copy_to_host()
+        np.testing.assert_array_equal(order, np.argsort(keys, kind="stable"))
+
+
+def test_radix_sort_words_order_floats_and_integers(sim):
+    """The words' unsigned order is the keys' order: negative numbers, -0.0 equal to 0.0,
+    infinities, NaN last."""
+    ns, simulator = sim
+    floats = np.array([0.5, -0.0, np.nan, 0.0, -np.inf, np.inf, -2.5, 0.5, -np.nan, -1e-300,
+                       1e300, 5e-324, -0.0])
+    ints = np.array([3, -1, 5, 3, -2**63, 2**63 - 1, 0, -1], dtype=np.int64)
+    for keys, name in ((floats, "sort_float64_words"), (ints, "sort_int64_words")):
+        n = len(keys)
+        words, order = simulator.device_array(n, np.int64), simulator.device_array(n, np.int64)
+        ns[name][1, BLOCK](n, simulator.to_device(keys.view(np.int64)), words, order,
+                           simulator.to_device(np.zeros(3, np.int64)))
+        by_words = np.argsort(words.copy_to_host().view(np.uint64), kind="stable")
+        np.testing.assert_array_equal(by_words, np.argsort(keys, kind="stable"))
+        np.testing.assert_array_equal(order.copy_to_host(), np.arange(n))
 
 
 def _segments(lengths: list[int]) -> np.ndarray:

@@ -1,0 +1,91 @@
+"""A stable radix sort for the `cuda` target, as a source template (see `primitives.py`):
+the order (a permutation, int64) that sorts int64 or float64 keys ascending, stably, NaN
+last, as `sort_order` of the numpy target gives it (the caller gathers the values).
+
+Keys become int64 words whose unsigned order is the keys' order: an integer's sign bit
+flipped; a float's bits, all flipped when negative, else the sign bit set; -0.0 as 0.0 (equal
+keys keep their order) and NaN as all ones (last). Then one pass per bit, lowest first, each a
+stable split: the flags `bit of key`, their exclusive scan (the per-block count and the
+one-block carries of `primitives`), and a scatter of each key and its index to its
+position (`i - ones before` for a 0, `zeros + ones before` for a 1). 64 passes of three
+kernels: simple and stable, not fast (a 4-bit digit per pass with per-block histograms is the
+next step).
+"""
+from __future__ import annotations
+
+from .blocks import Operator, helpers
+from .primitives import (BLOCK, ERR, MAX_BLOCKS, Element, Kernel, Source, _carries, _grid,
+                         _partials, _range_scan, _sig)
+
+SORTED_TYPES = ("int64", "float64")
+
+
+def radix_sort(p: str, dtype: str, block: int = BLOCK, max_blocks: int = MAX_BLOCKS) -> Source:
+    """The launcher `p(n, keys, alloc, err, passes=64)` (keys: a device array of `dtype`)
+    returns the device int64 array of the stable ascending order. With `passes` < 64 only
+    the low bits of the words are sorted: right when all keys' words share the others
+    (the host knows it from the keys' range, e.g. integers in [0, 2**passes))."""
+    if dtype not in SORTED_TYPES:
+        raise NotImplementedError(f"cuda: sorting `{dtype}` keys is not built yet")
+    add = Operator(f"{p}_add", "int64", "0")
+    bit = Element("", ("keys", "shift"), ("int64[::1]", "int64"))
+    flag = "(keys[i] >> shift) & 1"
+    sign = "numba.int64(-9223372036854775808)"
+    if dtype == "float64":
+        word = ["        u = bits[i]",
+                "        if u == " + sign + ":",
+                "            u = numba.int64(0)",
+                "        if (u & 0x7FF0000000000000) == 0x7FF0000000000000 and "
+                "(u & 0x000FFFFFFFFFFFFF) != 0:",
+                "            keys[i] = numba.int64(-1)",
+                "        elif u < 0:",
+                "            keys[i] = ~u",
+                "        else:",
+                f"            keys[i] = u ^ {sign}"]
+    else:
+        word = [f"        keys[i] = bits[i] ^ {sign}"]
+    words = ["@jit", f"def {p}_words(n, bits, keys, order, err):",
+             "    for i in range(cuda.grid(1), n, cuda.gridsize(1)):",
+             *word,
+             "        order[i] = i"]
+    split = ["@jit",
+             f"def {p}_split(n, per, keys, shift, carries, ones, out_keys, order, out_order, "
+             "err):",
+             "    run = carries[cuda.blockIdx.x]",
+             "    zeros = n - ones[0]",
+             *_range_scan(p, add, block, flag,
+                          ["            pos = i - (run + excl)",
+                           "            if x != 0:",
+                           "                pos = zeros + run + excl",
+                           "            out_keys[pos] = keys[i]",
+                           "            out_order[pos] = order[i]"])]
+    launcher = [f"def {p}(n, keys, alloc, err, passes=64):",
+                *_grid("n", block, max_blocks),
+                "    bits = keys.view(np.int64)",
+                "    words, other = alloc(n, np.int64), alloc(n, np.int64)",
+                "    order, other_order = alloc(n, np.int64), alloc(n, np.int64)",
+                "    partials, carries = alloc(blocks, np.int64), alloc(blocks, np.int64)",
+                "    ones = alloc(1, np.int64)",
+                "    if n == 0:",
+                "        return order",
+                f"    {p}_words[blocks, {block}](n, bits, words, order, err)",
+                "    for shift in range(passes):",
+                f"        {p}_partials[blocks, {block}](n, per, words, shift, partials, err)",
+                f"        {p}_carries[1, {block}](blocks, partials, carries, ones, err)",
+                f"        {p}_split[blocks, {block}](n, per, words, shift, carries, ones, other, "
+                "order, other_order, err)",
+                "        words, other = other, words",
+                "        order, other_order = other_order, order",
+                "    return order"]
+    text = "\n\n".join([f"@jit(device=True)\ndef {p}_add(a, b, err):\n    return a + b",
+                        helpers(p, add, block), "\n".join(words),
+                        "\n".join(_partials(p, add, bit, block, False, flag)),
+                        "\n".join(_carries(p, add, block)), "\n".join(split),
+                        "\n".join(launcher)])
+    i64 = "int64[::1]"
+    kernels = (Kernel(f"{p}_words", _sig("int64", i64, i64, i64, ERR)),
+               Kernel(f"{p}_partials", _sig("int64", "int64", i64, "int64", i64, ERR)),
+               Kernel(f"{p}_carries", _sig("int64", i64, i64, i64, ERR)),
+               Kernel(f"{p}_split", _sig("int64", "int64", i64, "int64", i64, i64, i64, i64,
+                                         i64, ERR)))
+    return Source(text, kernels, p)
