@@ -14,6 +14,7 @@ from accel_kernel.backends.cuda import ptx  # noqa: E402
 from accel_kernel.backends.cuda import segmented as S  # noqa: E402
 from accel_kernel.backends.cuda import sort  # noqa: E402
 from accel_kernel.backends.cuda.blocks import Operator, numba_type  # noqa: E402
+from accel_kernel.backends.cuda.simulator import simulated  # noqa: E402
 
 pytestmark = pytest.mark.cuda
 
@@ -311,6 +312,7 @@ ptxas info    : Used 12 registers, 380 bytes cmem[0]
     assert bar == ptx.Resources("_Z3bar", "sm_80", 12, 0, 0, 0, 0)
 
 
+@pytest.mark.skipif(simulated(), reason="numba.cuda is the simulator: no NVVM")
 @pytest.mark.parametrize("cc", ptx.CAPABILITIES)
 def test_every_kernel_compiles_to_ptx_and_assembles(cc):
     """Each kernel template (block of 256, as launched on a GPU) through NVVM and ptxas; the
@@ -327,3 +329,39 @@ def test_every_kernel_compiles_to_ptx_and_assembles(cc):
             assert kernel.name in res.function and res.arch == arch
             assert res.spill_stores == 0 and res.registers <= 128, res.show()
             assert res.shared <= 8 * (P.BLOCK // 32) * 8, res.show()
+
+
+@pytest.mark.skipif(simulated() or not numba_cuda.is_available(), reason="no GPU")
+def test_on_a_gpu():
+    """The templates as launched on a GPU (blocks of 256), on inputs of many blocks."""
+    cuda = numba_cuda
+    sources = [s for s in _sources(P.BLOCK, P.MAX_BLOCKS)
+               if s.launcher in ("red_sum_i", "red_last_i", "scan_last_i", "seg_sum_f",
+                                 "keep", "sort_float64")]
+    ns = P.load([OPS] + [s.text for s in sources], simulate=False)
+
+    def run(launcher, *args, **kw):
+        err = cuda.to_device(np.zeros(3, np.int64))
+        dev = [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
+        out = ns[launcher](*dev, lambda count, dtype: cuda.device_array(count, dtype), err,
+                           **kw)
+        assert err.copy_to_host()[0] == 0
+        return out
+    n = 1_000_003
+    ints = np.random.default_rng(1).integers(-3, 4, size=n).astype(np.int64)
+    floats = np.random.default_rng(2).normal(size=n)
+    assert run("red_sum_i", n, ints).copy_to_host()[0] == ints.sum()
+    assert run("red_last_i", n, ints).copy_to_host()[0] == _last(ints)[-1]
+    out, _ = run("scan_last_i", n, ints)
+    np.testing.assert_array_equal(out.copy_to_host(), _last(ints))
+    out, count = run("keep", n, floats)
+    np.testing.assert_array_equal(out.copy_to_host()[:count], floats[floats > 0])
+    lengths = np.random.default_rng(3).integers(0, 3000, size=500)
+    offsets = _segments(list(lengths))
+    values = floats[:offsets[-1]]
+    for variant in ("thread", "warp", "block"):
+        got = run("seg_sum_f", variant, len(lengths), offsets, values).copy_to_host()
+        np.testing.assert_allclose(got, _seg_ref("sum_f", values, offsets), rtol=1e-9)
+    keys = floats[:100_000]
+    np.testing.assert_array_equal(run("sort_float64", len(keys), keys).copy_to_host(),
+                                  np.argsort(keys, kind="stable"))

@@ -74,14 +74,19 @@ class Source:
     launcher: str
 
 
-def load(sources: list[str], simulate: bool) -> dict[str, Any]:
+def load(sources: list[str], simulate: bool | None = None) -> dict[str, Any]:
     """Compile generated source (the device functions first) into a fresh namespace: for a
-    GPU, or for numba's simulator (which then also gets the warp intrinsics)."""
+    GPU, or for numba's simulator (which then also gets the warp intrinsics; by default when
+    numba.cuda is the simulator)."""
     import math
 
     import numba
     import numpy as np
     from numba import cuda
+
+    from .simulator import simulated
+    if simulate is None:
+        simulate = simulated()
     if simulate:
         from numba.cuda import simulator as sim
 

@@ -65,3 +65,12 @@ def install() -> None:
                      ("syncwarp", _syncwarp)):
         if not hasattr(FakeCUDAModule, name):
             setattr(FakeCUDAModule, name, fn)
+
+
+def simulated() -> bool:
+    """Whether numba.cuda is the simulator (`NUMBA_ENABLE_CUDASIM=1` when it was imported)."""
+    try:
+        from numba.cuda.core import config
+    except ImportError:                 # numba-cuda before its own config module
+        from numba.core import config
+    return bool(config.ENABLE_CUDASIM)
