@@ -48,7 +48,8 @@ def numba_type(dtype_source: str) -> str:
 
 
 def _shuffle(op: Operator, kind: str, value: str, delta: str) -> str:
-    call = f"cuda.shfl_{kind}_sync({FULL_MASK}, {{}}, {delta})"
+    name = "shfl_sync" if kind == "idx" else f"shfl_{kind}_sync"
+    call = f"cuda.{name}({FULL_MASK}, {{}}, {delta})"
     if op.dtype == "boolean":
         return call.format(f"numba.int32({value})") + " != 0"
     return call.format(value)
@@ -112,12 +113,13 @@ def helpers(p: str, op: Operator, block: int) -> str:
         "    if lane == 31:",
         "        wsum[warp] = acc",
         "    cuda.syncthreads()",
-        f"    before = {op.ne}",
-        "    for w in range(warp):",
-        f"        before = {op.call('before', 'wsum[w]')}",
-        "    total = before",
-        f"    for w in range(warp, {warps}):",
-        f"        total = {op.call('total', 'wsum[w]')}",
+        "    # every warp scans the warp totals, and takes its own prefix and the block's total",
+        f"    w = {op.ne}",
+        f"    if lane < {warps}:",
+        "        w = wsum[lane]",
+        f"    winc, wexc = {p}_warp_scan(w, lane, err)",
+        f"    before = {_shuffle(op, 'idx', 'wexc', 'warp')}",
+        f"    total = {_shuffle(op, 'idx', 'winc', str(warps - 1))}",
         "    cuda.syncthreads()",
         f"    return {op.call('before', 'acc')}, {op.call('before', 'prev')}, total",
     ])
