@@ -340,9 +340,7 @@ def test_every_kernel_compiles_to_ptx_and_assembles(cc):
                                P.Element("positive", ("a",), F64)))
     ns = P.load([OPS] + [s.text for s in sources], simulate=False)
     for source in sources:
-        for kernel in source.kernels:
-            text = ptx.compile_ptx(ns[kernel.name], kernel.signature, cc)
-            (res,) = ptx.assemble(text, arch)
+        for kernel, res in zip(source.kernels, ptx.resources(ns, source.kernels, cc)):
             assert kernel.name in res.function and res.arch == arch
             assert res.spill_stores == 0 and res.registers <= 128, res.show()
             assert res.shared <= 8 * (P.BLOCK // 32) * 8, res.show()

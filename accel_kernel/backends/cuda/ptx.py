@@ -104,3 +104,15 @@ def assemble(ptx: str, arch: str = "sm_80") -> list[Resources]:
     if done.returncode != 0:
         raise RuntimeError(f"cuda: ptxas failed for {arch}:\n{done.stderr}")
     return parse_report(done.stderr + done.stdout)
+
+
+def resources(namespace: dict[str, Any], kernels: Any, cc: tuple[int, int] = (8, 0)
+              ) -> list[Resources]:
+    """The `ptxas` report of each kernel (`primitives.Kernel`: name and signature) of source
+    loaded for a GPU (`primitives.load(..., simulate=False)`), for capability `cc`."""
+    arch = f"sm_{cc[0]}{cc[1]}"
+    out = []
+    for kernel in kernels:
+        (report,) = assemble(compile_ptx(namespace[kernel.name], kernel.signature, cc), arch)
+        out.append(report)
+    return out
