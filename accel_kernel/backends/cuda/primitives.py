@@ -101,18 +101,18 @@ def load(sources: list[str], simulate: bool | None = None) -> dict[str, Any]:
     return namespace
 
 
-def _sig(*types: str) -> str:
+def signature(*types: str) -> str:
     return f"void({', '.join(types)})"
 
 
-def _grid(n: str, block: int, max_blocks: int) -> list[str]:
+def grid_lines(n: str, block: int, max_blocks: int) -> list[str]:
     """Launcher lines: `blocks` (at least one) and `per` (tiles of each block)."""
     return [f"    tiles = ({n} + {block - 1}) // {block}",
             f"    blocks = min(max(tiles, 1), {max_blocks})",
             "    per = (tiles + blocks - 1) // blocks"]
 
 
-def _range_fold(p: str, op: Operator, block: int, value: str) -> list[str]:
+def range_fold(p: str, op: Operator, block: int, value: str) -> list[str]:
     """Kernel lines: this block's tiles folded in order into `run` (valid in thread 0)."""
     return [f"    wsum = cuda.shared.array({block // 32}, numba.{op.dtype})",
             "    tid = cuda.threadIdx.x",
@@ -128,7 +128,7 @@ def _range_fold(p: str, op: Operator, block: int, value: str) -> list[str]:
             f"            run = {op.call('run', 't')}"]
 
 
-def _range_scan(p: str, op: Operator, block: int, value: str, write: list[str]) -> list[str]:
+def range_scan(p: str, op: Operator, block: int, value: str, write: list[str]) -> list[str]:
     """Kernel lines: this block's tiles scanned in order from `run`; `write` uses `i`,
     `incl`, `excl` (the scans up to element i) and `x`."""
     return [f"    wsum = cuda.shared.array({block // 32}, numba.{op.dtype})",
@@ -145,12 +145,12 @@ def _range_scan(p: str, op: Operator, block: int, value: str, write: list[str]) 
             f"        run = {op.call('run', 'total')}"]
 
 
-def _partials(p: str, op: Operator, elem: Element, block: int, commutative: bool,
+def partials_kernel(p: str, op: Operator, elem: Element, block: int, commutative: bool,
               value: str | None = None) -> list[str]:
     value = value or elem.call("i")
     head = ["@jit", f"def {p}_partials(n, per, {elem.params}partials, err):"]
     if not commutative:
-        return [*head, *_range_fold(p, op, block, value),
+        return [*head, *range_fold(p, op, block, value),
                 "    if tid == 0:", "        partials[cuda.blockIdx.x] = run"]
     return [*head,
             f"    wsum = cuda.shared.array({block // 32}, numba.{op.dtype})",
@@ -164,12 +164,12 @@ def _partials(p: str, op: Operator, elem: Element, block: int, commutative: bool
             "        partials[cuda.blockIdx.x] = t"]
 
 
-def _carries(p: str, op: Operator, block: int) -> list[str]:
+def carries_kernel(p: str, op: Operator, block: int) -> list[str]:
     """One block: the exclusive scan of the partials (each block's carry) and the total."""
     return ["@jit", f"def {p}_carries(m, partials, carries, grand, err):",
             "    n = m", f"    per = (m + {block - 1}) // {block}",
             f"    run = {op.ne}",
-            *_range_scan(p, op, block, "partials[i]",
+            *range_scan(p, op, block, "partials[i]",
                          [f"            carries[i] = {op.call('run', 'excl')}"]),
             "    if tid == 0:", "        grand[0] = run"]
 
@@ -180,12 +180,12 @@ def reduction(p: str, op: Operator, elem: Element, block: int = BLOCK,
     returns a device array of one element."""
     d = op.dtype
     lines = [helpers(p, op, block), "",
-             "\n".join(_partials(p, op, elem, block, commutative)), "",
+             "\n".join(partials_kernel(p, op, elem, block, commutative)), "",
              "\n".join(["@jit", f"def {p}_final(n, per, partials, out, err):",
-                        *_range_fold(p, op, block, "partials[i]"),
+                        *range_fold(p, op, block, "partials[i]"),
                         "    if tid == 0:", "        out[0] = run"]), "",
              "\n".join([f"def {p}(n, {elem.params}alloc, err):",
-                        *_grid("n", block, max_blocks),
+                        *grid_lines("n", block, max_blocks),
                         f"    partials = alloc(blocks, np.{np_name(d)})",
                         f"    {p}_partials[blocks, {block}](n, per, {elem.params}partials, err)",
                         f"    out = alloc(1, np.{np_name(d)})",
@@ -193,8 +193,8 @@ def reduction(p: str, op: Operator, elem: Element, block: int = BLOCK,
                         "partials, out, err)",
                         "    return out"])]
     arr = f"{d}[::1]"
-    kernels = (Kernel(f"{p}_partials", _sig("int64", "int64", *elem.types, arr, ERR)),
-               Kernel(f"{p}_final", _sig("int64", "int64", arr, arr, ERR)))
+    kernels = (Kernel(f"{p}_partials", signature("int64", "int64", *elem.types, arr, ERR)),
+               Kernel(f"{p}_final", signature("int64", "int64", arr, arr, ERR)))
     return Source("\n\n".join(lines), kernels, p)
 
 
@@ -210,13 +210,13 @@ def scan(p: str, op: Operator, elem: Element, block: int = BLOCK,
     d, arr = op.dtype, f"{op.dtype}[::1]"
     apply = ["@jit", f"def {p}_apply(n, per, exclusive, {elem.params}carries, out, err):",
              "    run = carries[cuda.blockIdx.x]",
-             *_range_scan(p, op, block, elem.call("i"),
+             *range_scan(p, op, block, elem.call("i"),
                           ["            if exclusive:",
                            f"                out[i] = {op.call('run', 'excl')}",
                            "            else:",
                            f"                out[i] = {op.call('run', 'incl')}"])]
     launcher = [f"def {p}(n, {elem.params}alloc, err, exclusive=False):",
-                *_grid("n", block, max_blocks),
+                *grid_lines("n", block, max_blocks),
                 f"    partials = alloc(blocks, np.{np_name(d)})",
                 f"    {p}_partials[blocks, {block}](n, per, {elem.params}partials, err)",
                 f"    carries = alloc(blocks, np.{np_name(d)})",
@@ -227,12 +227,12 @@ def scan(p: str, op: Operator, elem: Element, block: int = BLOCK,
                 "err)",
                 "    return out, total"]
     text = "\n\n".join([helpers(p, op, block),
-                        "\n".join(_partials(p, op, elem, block, False)),
-                        "\n".join(_carries(p, op, block)), "\n".join(apply),
+                        "\n".join(partials_kernel(p, op, elem, block, False)),
+                        "\n".join(carries_kernel(p, op, block)), "\n".join(apply),
                         "\n".join(launcher)])
-    kernels = (Kernel(f"{p}_partials", _sig("int64", "int64", *elem.types, arr, ERR)),
-               Kernel(f"{p}_carries", _sig("int64", arr, arr, arr, ERR)),
-               Kernel(f"{p}_apply", _sig("int64", "int64", "boolean", *elem.types, arr, arr,
+    kernels = (Kernel(f"{p}_partials", signature("int64", "int64", *elem.types, arr, ERR)),
+               Kernel(f"{p}_carries", signature("int64", arr, arr, arr, ERR)),
+               Kernel(f"{p}_apply", signature("int64", "int64", "boolean", *elem.types, arr, arr,
                                          ERR)))
     return Source(text, kernels, p)
 
@@ -247,11 +247,11 @@ def filter_(p: str, keep: Element, value: Element, dtype: str, block: int = BLOC
     arr, counts = f"{dtype}[::1]", "int64[::1]"
     scatter = ["@jit", f"def {p}_scatter(n, per, {keep.params}carries, out, err):",
                "    run = carries[cuda.blockIdx.x]",
-               *_range_scan(p, add, block, flag,
+               *range_scan(p, add, block, flag,
                             ["            if x != 0:",
                              f"                out[run + excl] = {value.call('i')}"])]
     launcher = [f"def {p}(n, {keep.params}alloc, err):",
-                *_grid("n", block, max_blocks),
+                *grid_lines("n", block, max_blocks),
                 "    partials = alloc(blocks, np.int64)",
                 f"    {p}_partials[blocks, {block}](n, per, {keep.params}partials, err)",
                 "    carries = alloc(blocks, np.int64)",
@@ -262,12 +262,12 @@ def filter_(p: str, keep: Element, value: Element, dtype: str, block: int = BLOC
                 "    return out, int(total.copy_to_host()[0])"]
     text = "\n\n".join([f"@jit(device=True)\ndef {p}_add(a, b, err):\n    return a + b",
                         helpers(p, add, block),
-                        "\n".join(_partials(p, add, keep, block, False, flag)),
-                        "\n".join(_carries(p, add, block)), "\n".join(scatter),
+                        "\n".join(partials_kernel(p, add, keep, block, False, flag)),
+                        "\n".join(carries_kernel(p, add, block)), "\n".join(scatter),
                         "\n".join(launcher)])
-    kernels = (Kernel(f"{p}_partials", _sig("int64", "int64", *keep.types, counts, ERR)),
-               Kernel(f"{p}_carries", _sig("int64", counts, counts, counts, ERR)),
-               Kernel(f"{p}_scatter", _sig("int64", "int64", *keep.types, counts, arr, ERR)))
+    kernels = (Kernel(f"{p}_partials", signature("int64", "int64", *keep.types, counts, ERR)),
+               Kernel(f"{p}_carries", signature("int64", counts, counts, counts, ERR)),
+               Kernel(f"{p}_scatter", signature("int64", "int64", *keep.types, counts, arr, ERR)))
     return Source(text, kernels, p)
 
 
@@ -296,5 +296,5 @@ def reduce_by_index(p: str, kind: str, dtype: str, index: Element, value: Elemen
                 f"    blocks = min(max((n + {block - 1}) // {block}, 1), {max_blocks})",
                 f"    {p}_atomic[blocks, {block}](n, {index.params}out, err)",
                 "    return out"]
-    kernels = (Kernel(f"{p}_atomic", _sig("int64", *index.types, f"{dtype}[::1]", ERR)),)
+    kernels = (Kernel(f"{p}_atomic", signature("int64", *index.types, f"{dtype}[::1]", ERR)),)
     return Source("\n\n".join(["\n".join(kernel), "\n".join(launcher)]), kernels, p)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .blocks import Operator, helpers
-from .primitives import BLOCK, ERR, Element, Kernel, Source, _sig, np_name
+from .primitives import BLOCK, ERR, Element, Kernel, Source, np_name, signature
 
 VARIANTS = ("thread", "warp", "block", "rows")
 THREAD_MEAN, THREAD_MAX = 16, 256    # below both: one thread per segment
@@ -149,9 +149,9 @@ def seg_reduce(p: str, op: Operator, elem: Element, block: int = BLOCK) -> Sourc
     text = "\n\n".join([helpers(p, op, block), *("\n".join(k) for k in
                                                   (thread, warp, blk, rows, launcher))])
     seg = ("int64", "int64[::1]", *elem.types, arr, ERR)
-    kernels = (Kernel(f"{p}_thread", _sig(*seg)), Kernel(f"{p}_warp", _sig(*seg)),
-               Kernel(f"{p}_block", _sig(*seg)),
-               Kernel(f"{p}_rows", _sig("int64", "int64", *elem.types, arr, ERR)))
+    kernels = (Kernel(f"{p}_thread", signature(*seg)), Kernel(f"{p}_warp", signature(*seg)),
+               Kernel(f"{p}_block", signature(*seg)),
+               Kernel(f"{p}_rows", signature("int64", "int64", *elem.types, arr, ERR)))
     return Source(text, kernels, p)
 
 
@@ -204,5 +204,5 @@ def seg_scan(p: str, op: Operator, elem: Element, block: int = BLOCK) -> Source:
                 "    return out"]
     text = "\n\n".join([helpers(p, op, block),
                         *("\n".join(k) for k in (thread, blk, launcher))])
-    sig = _sig("int64", "int64[::1]", "boolean", *elem.types, arr, ERR)
+    sig = signature("int64", "int64[::1]", "boolean", *elem.types, arr, ERR)
     return Source(text, (Kernel(f"{p}_thread", sig), Kernel(f"{p}_block", sig)), p)

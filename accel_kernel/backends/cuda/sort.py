@@ -14,8 +14,8 @@ next step).
 from __future__ import annotations
 
 from .blocks import Operator, helpers
-from .primitives import (BLOCK, ERR, MAX_BLOCKS, Element, Kernel, Source, _carries, _grid,
-                         _partials, _range_scan, _sig)
+from .primitives import (BLOCK, ERR, MAX_BLOCKS, Element, Kernel, Source, carries_kernel,
+                         grid_lines, partials_kernel, range_scan, signature)
 
 SORTED_TYPES = ("int64", "float64")
 
@@ -53,14 +53,14 @@ def radix_sort(p: str, dtype: str, block: int = BLOCK, max_blocks: int = MAX_BLO
              "err):",
              "    run = carries[cuda.blockIdx.x]",
              "    zeros = n - ones[0]",
-             *_range_scan(p, add, block, flag,
+             *range_scan(p, add, block, flag,
                           ["            pos = i - (run + excl)",
                            "            if x != 0:",
                            "                pos = zeros + run + excl",
                            "            out_keys[pos] = keys[i]",
                            "            out_order[pos] = order[i]"])]
     launcher = [f"def {p}(n, keys, alloc, err, passes=64):",
-                *_grid("n", block, max_blocks),
+                *grid_lines("n", block, max_blocks),
                 "    bits = keys.view(np.int64)",
                 "    words, other = alloc(n, np.int64), alloc(n, np.int64)",
                 "    order, other_order = alloc(n, np.int64), alloc(n, np.int64)",
@@ -79,13 +79,13 @@ def radix_sort(p: str, dtype: str, block: int = BLOCK, max_blocks: int = MAX_BLO
                 "    return order"]
     text = "\n\n".join([f"@jit(device=True)\ndef {p}_add(a, b, err):\n    return a + b",
                         helpers(p, add, block), "\n".join(words),
-                        "\n".join(_partials(p, add, bit, block, False, flag)),
-                        "\n".join(_carries(p, add, block)), "\n".join(split),
+                        "\n".join(partials_kernel(p, add, bit, block, False, flag)),
+                        "\n".join(carries_kernel(p, add, block)), "\n".join(split),
                         "\n".join(launcher)])
     i64 = "int64[::1]"
-    kernels = (Kernel(f"{p}_words", _sig("int64", i64, i64, i64, ERR)),
-               Kernel(f"{p}_partials", _sig("int64", "int64", i64, "int64", i64, ERR)),
-               Kernel(f"{p}_carries", _sig("int64", i64, i64, i64, ERR)),
-               Kernel(f"{p}_split", _sig("int64", "int64", i64, "int64", i64, i64, i64, i64,
+    kernels = (Kernel(f"{p}_words", signature("int64", i64, i64, i64, ERR)),
+               Kernel(f"{p}_partials", signature("int64", "int64", i64, "int64", i64, ERR)),
+               Kernel(f"{p}_carries", signature("int64", i64, i64, i64, ERR)),
+               Kernel(f"{p}_split", signature("int64", "int64", i64, "int64", i64, i64, i64, i64,
                                          i64, ERR)))
     return Source(text, kernels, p)
