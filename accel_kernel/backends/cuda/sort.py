@@ -7,24 +7,24 @@ flipped; a float's bits, all flipped when negative, else the sign bit set; -0.0 
 keys keep their order) and NaN as all ones (last). Then one pass per bit, lowest first, each a
 stable split: the flags `bit of key`, their exclusive scan (the per-block count and the
 one-block carries of `primitives`), and a scatter of each key and its index to its
-position (`i - ones before` for a 0, `zeros + ones before` for a 1). 64 passes of three
-kernels: simple and stable, not fast (a 4-bit digit per pass with per-block histograms is the
-next step).
+position (`i - ones before` for a 0, `zeros + ones before` for a 1). Passes stop at the
+highest bit where the words differ (at most 64 passes of three kernels): simple and stable,
+not fast (a 4-bit digit per pass with per-block histograms is the next step).
 """
 from __future__ import annotations
 
 from .blocks import Operator, helpers
 from .primitives import (BLOCK, ERR, MAX_BLOCKS, Element, Kernel, Source, carries_kernel,
-                         grid_lines, partials_kernel, range_scan, signature)
+                         grid_lines, partials_kernel, range_scan, reduction, signature)
 
 SORTED_TYPES = ("int64", "float64")
 
 
 def radix_sort(p: str, dtype: str, block: int = BLOCK, max_blocks: int = MAX_BLOCKS) -> Source:
-    """The launcher `p(n, keys, alloc, err, passes=64)` (keys: a device array of `dtype`)
-    returns the device int64 array of the stable ascending order. With `passes` < 64 only
-    the low bits of the words are sorted: right when all keys' words share the others
-    (the host knows it from the keys' range, e.g. integers in [0, 2**passes))."""
+    """The launcher `p(n, keys, alloc, err, passes=None)` (keys: a device array of `dtype`)
+    returns the device int64 array of the stable ascending order. Only the low bits up to
+    the highest one where the words differ are sorted (an OR and an AND reduction of the
+    words find it; `passes` given skips them): integers in [0, 2**20) take 20 passes."""
     if dtype not in SORTED_TYPES:
         raise NotImplementedError(f"cuda: sorting `{dtype}` keys is not built yet")
     add = Operator(f"{p}_add", "int64", "0")
@@ -59,7 +59,7 @@ def radix_sort(p: str, dtype: str, block: int = BLOCK, max_blocks: int = MAX_BLO
                            "                pos = zeros + run + excl",
                            "            out_keys[pos] = keys[i]",
                            "            out_order[pos] = order[i]"])]
-    launcher = [f"def {p}(n, keys, alloc, err, passes=64):",
+    launcher = [f"def {p}(n, keys, alloc, err, passes=None):",
                 *grid_lines("n", block, max_blocks),
                 "    bits = keys.view(np.int64)",
                 "    words, other = alloc(n, np.int64), alloc(n, np.int64)",
@@ -69,6 +69,12 @@ def radix_sort(p: str, dtype: str, block: int = BLOCK, max_blocks: int = MAX_BLO
                 "    if n == 0:",
                 "        return order",
                 f"    {p}_words[blocks, {block}](n, bits, words, order, err)",
+                "    if passes is None:",
+                "        # the bits where the words differ: those above the highest are sorted",
+                f"        some = {p}_any(n, words, alloc, err).copy_to_host()[0]",
+                f"        every = {p}_all(n, words, alloc, err).copy_to_host()[0]",
+                "        differ = int(some ^ every)",
+                "        passes = 64 if differ < 0 else differ.bit_length()",
                 "    for shift in range(passes):",
                 f"        {p}_partials[blocks, {block}](n, per, words, shift, partials, err)",
                 f"        {p}_carries[1, {block}](blocks, partials, carries, ones, err)",
@@ -77,13 +83,22 @@ def radix_sort(p: str, dtype: str, block: int = BLOCK, max_blocks: int = MAX_BLO
                 "        words, other = other, words",
                 "        order, other_order = other_order, order",
                 "    return order"]
-    text = "\n\n".join([f"@jit(device=True)\ndef {p}_add(a, b, err):\n    return a + b",
+    i64 = "int64[::1]"
+    word = Element(f"{p}_word", ("words",), (i64,))
+    some = reduction(f"{p}_any", Operator(f"{p}_or", "int64", "0"), word, block, max_blocks,
+                     commutative=True)
+    every = reduction(f"{p}_all", Operator(f"{p}_and", "int64", "-1"), word, block,
+                      max_blocks, commutative=True)
+    functions = [f"@jit(device=True)\ndef {p}_add(a, b, err):\n    return a + b",
+                 f"@jit(device=True)\ndef {p}_or(a, b, err):\n    return a | b",
+                 f"@jit(device=True)\ndef {p}_and(a, b, err):\n    return a & b",
+                 f"@jit(device=True)\ndef {p}_word(i, words, err):\n    return words[i]"]
+    text = "\n\n".join([*functions, some.text, every.text,
                         helpers(p, add, block), "\n".join(words),
                         "\n".join(partials_kernel(p, add, bit, block, False, flag)),
                         "\n".join(carries_kernel(p, add, block)), "\n".join(split),
                         "\n".join(launcher)])
-    i64 = "int64[::1]"
-    kernels = (Kernel(f"{p}_words", signature("int64", i64, i64, i64, ERR)),
+    kernels = (*some.kernels, *every.kernels, Kernel(f"{p}_words", signature("int64", i64, i64, i64, ERR)),
                Kernel(f"{p}_partials", signature("int64", "int64", i64, "int64", i64, ERR)),
                Kernel(f"{p}_carries", signature("int64", i64, i64, i64, ERR)),
                Kernel(f"{p}_split", signature("int64", "int64", i64, "int64", i64, i64, i64, i64,
