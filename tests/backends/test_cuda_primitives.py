@@ -304,6 +304,8 @@ def test_chooser():
     assert S.choose(of(np.array([5000, 1, 3000]))) == "block"
     assert S.choose(of(np.array([], dtype=np.int64))) == "thread"
     assert S.SegmentStats.of(np.array([2, 6])) == S.SegmentStats(2, 4.0, 6, False)
+    assert S.choose_scan(of(np.array([0, 3, 5, 1]))) == "thread"
+    assert S.choose_scan(of(np.array([4, 4, 4000]))) == "block"
 
 
 def test_templates_refuse_bad_blocks_and_types():

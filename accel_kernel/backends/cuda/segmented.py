@@ -57,6 +57,13 @@ def choose(stats: SegmentStats) -> str:
     return "warp"
 
 
+def choose_scan(stats: SegmentStats) -> str:
+    """The variant of a segmented scan: `thread` for short segments, else `block`."""
+    if stats.mean < THREAD_MEAN and stats.longest < THREAD_MAX:
+        return "thread"
+    return "block"
+
+
 def _blocks(count: str, per_block: int) -> str:
     return f"min(max(({count} + {per_block - 1}) // {per_block}, 1), {MAX_GRID})"
 
