@@ -8,7 +8,8 @@ Segmented reduction, three variants, each correct for any lengths, keeping opera
 - `block`: one block per segment, a block reduction per tile of `block` elements (long ones);
 - `rows`: all segments of one width (the regularity facts say so): 2-D blocks of
   32 x (block / 32) threads, one warp per row, no offsets read.
-`choose` picks the variant from the segment-length statistics the host already has.
+`choose` picks the variant from the segment-length statistics the host already has
+(`choose_scan` for scans).
 
 Segmented scan: `thread` (one thread per segment) and `block` (one block per segment, block
 scans by shuffles), both for any lengths; inclusive or exclusive.
