@@ -13,7 +13,14 @@ switch to numba-cuda-mlir should be this package alone):
   generated host functions call;
 - `driver`: runs a fused program: host statements as the `cpu` driver runs them, kernels on
   the device;
-- `ptx`: every kernel of a module compiled to PTX and assembled by `ptxas` (no GPU needed).
+- `ptx`: kernels compiled to PTX and assembled by `ptxas`, with the resources each uses (no
+  GPU needed);
+- `memory`: the device memory manager every device buffer goes through (`runtime/budget.py`
+  holds its policy);
+- `primitives`, `segmented`, `sort`, `blocks`: the device primitives (source templates of
+  reductions, scans, filters, segmented reductions and scans, `reduce_by_index`, radix
+  sort) the reduction, scan, filter and segmented kernels will launch (docs/cuda.md);
+  `simulator`: what the simulator lacks (warp shuffles), so one source runs on both.
 
 numba.cuda is imported only by the modules that compile or launch, so importing this
 package stays light.

@@ -1,0 +1,125 @@
+"""Source templates of the device helpers that the primitives (`primitives.py`,
+`segmented.py`) share: a warp reduction and a warp scan by shuffles, a block reduction and a
+block scan through shared memory between warps.
+
+Every helper keeps operand order (`op` need only be associative, as `reduce` and `scan`
+require): a warp reduction pulls from lane `l + 1, 2, 4, 8, 16` (lane 0 ends with the fold
+of lanes 0..31 in order), a warp scan from lane `l - 1, 2, 4, 8, 16`. Lanes past the data
+hold the neutral element. All threads of a block (of a warp, for the warp helpers) call a
+helper together: shuffles and barriers are never under a divergent branch.
+
+Shuffles move 32- and 64-bit numbers; a `boolean` travels as an int32.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+FULL_MASK = "0xffffffff"
+WARP = 32
+SHUFFLED = frozenset({"int32", "int64", "uint32", "uint64", "float32", "float64", "boolean"})
+
+
+@dataclass(frozen=True)
+class Operator:
+    """An associative operator: the `@cuda.jit(device=True)` function `name(a, b, err)`, the
+    element type (a numba type name: `int64`, `float64`, `boolean`, ...) and the source of
+    the neutral element."""
+    name: str
+    dtype: str
+    neutral: str
+
+    def __post_init__(self) -> None:
+        if self.dtype not in SHUFFLED:
+            raise NotImplementedError(f"cuda: reductions over `{self.dtype}` values are not "
+                                      "built yet")
+
+    def call(self, a: str, b: str) -> str:
+        return f"{self.name}({a}, {b}, err)"
+
+    @property
+    def ne(self) -> str:
+        return f"numba.{self.dtype}({self.neutral})"
+
+
+def numba_type(dtype_source: str) -> str:
+    """The numba type name of a dtype as generated code spells it (`np.float64`)."""
+    name = dtype_source.removeprefix("np.").removeprefix("numba.")
+    return "boolean" if name in ("bool_", "bool") else name
+
+
+def _shuffle(op: Operator, kind: str, value: str, delta: str) -> str:
+    name = "shfl_sync" if kind == "idx" else f"shfl_{kind}_sync"
+    call = f"cuda.{name}({FULL_MASK}, {{}}, {delta})"
+    if op.dtype == "boolean":
+        return call.format(f"numba.int32({value})") + " != 0"
+    return call.format(value)
+
+
+def helpers(p: str, op: Operator, block: int) -> str:
+    """The source of `{p}_warp_reduce`, `{p}_warp_scan`, `{p}_block_reduce` and
+    `{p}_block_scan` for this operator and a 1-D block of `block` threads."""
+    if block % WARP or not WARP <= block <= 1024:
+        raise ValueError(f"cuda: a block of {block} threads (a multiple of 32, at most 1024)")
+    warps = block // WARP
+    reduce_steps, scan_steps = [], []
+    for delta in (1, 2, 4, 8, 16):
+        reduce_steps += [f"    other = {_shuffle(op, 'down', 'acc', str(delta))}",
+                         f"    if lane + {delta} < 32:",
+                         f"        acc = {op.call('acc', 'other')}"]
+        scan_steps += [f"    other = {_shuffle(op, 'up', 'acc', str(delta))}",
+                       f"    if lane >= {delta}:",
+                       f"        acc = {op.call('other', 'acc')}"]
+    return "\n".join([
+        "@jit(device=True)",
+        f"def {p}_warp_reduce(acc, lane, err):",
+        "    # lane 0 gets the in-order fold of the warp's 32 values",
+        *reduce_steps,
+        "    return acc",
+        "",
+        "",
+        "@jit(device=True)",
+        f"def {p}_warp_scan(acc, lane, err):",
+        "    # the inclusive and exclusive in-order scans of the warp's values",
+        *scan_steps,
+        f"    prev = {_shuffle(op, 'up', 'acc', '1')}",
+        "    if lane == 0:",
+        f"        prev = {op.ne}",
+        "    return acc, prev",
+        "",
+        "",
+        "@jit(device=True)",
+        f"def {p}_block_reduce(acc, wsum, err):",
+        f"    # thread 0 gets the in-order fold of the block's values; wsum: shared, {warps} slots",
+        "    lane = cuda.threadIdx.x % 32",
+        "    warp = cuda.threadIdx.x // 32",
+        f"    acc = {p}_warp_reduce(acc, lane, err)",
+        "    if lane == 0:",
+        "        wsum[warp] = acc",
+        "    cuda.syncthreads()",
+        f"    acc = {op.ne}",
+        f"    if lane < {warps}:",
+        "        acc = wsum[lane]",
+        f"    acc = {p}_warp_reduce(acc, lane, err)",
+        "    cuda.syncthreads()",
+        "    return acc",
+        "",
+        "",
+        "@jit(device=True)",
+        f"def {p}_block_scan(x, wsum, err):",
+        "    # (inclusive, exclusive, block total) of the in-order scan of the block's values",
+        "    lane = cuda.threadIdx.x % 32",
+        "    warp = cuda.threadIdx.x // 32",
+        f"    acc, prev = {p}_warp_scan(x, lane, err)",
+        "    if lane == 31:",
+        "        wsum[warp] = acc",
+        "    cuda.syncthreads()",
+        "    # every warp scans the warp totals, and takes its own prefix and the block's total",
+        f"    w = {op.ne}",
+        f"    if lane < {warps}:",
+        "        w = wsum[lane]",
+        f"    winc, wexc = {p}_warp_scan(w, lane, err)",
+        f"    before = {_shuffle(op, 'idx', 'wexc', 'warp')}",
+        f"    total = {_shuffle(op, 'idx', 'winc', str(warps - 1))}",
+        "    cuda.syncthreads()",
+        f"    return {op.call('before', 'acc')}, {op.call('before', 'prev')}, total",
+    ])
