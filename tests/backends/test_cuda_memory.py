@@ -39,7 +39,7 @@ def test_in_the_simulator():
                            "-n", "0", str(Path(__file__).resolve())],
                           cwd=root, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-    assert "4 passed, 1 skipped" in done.stdout.splitlines()[-1]
+    assert "5 passed, 1 skipped" in done.stdout.splitlines()[-1]
 
 
 @pytest.fixture
@@ -111,6 +111,25 @@ def test_live_data_over_the_budget_is_the_accel_error_out_of_memory(session):
     assert (info.value.requested, info.value.available) == (512, 1000)
     session.set_budget(None)
     assert pool.budget is None and pool.alloc(64, np.int64).resident
+
+
+@needs_device
+def test_the_cuda_targets_launches_go_through_the_pool():
+    from accel_kernel.lang.errors import OutOfMemory
+    from accel_kernel.session import Session
+    cell = "let ys = map (\\x -> x * 2) (iota 100)\nmap (\\y -> y + 1) ys"
+    session = Session(target="cuda", budget="2KB")
+    with session.events.recording() as log:
+        result = session.execute(cell)
+    assert result.value == [2 * x + 1 for x in range(100)]
+    kinds = [e.kind for e in log]
+    assert kinds.count("launch") == 2 and kinds.count("alloc") == kinds.count("free")
+    assert all(e.in_use <= 2000 for e in log if hasattr(e, "in_use"))
+    small = Session(target="cuda", budget="500B")      # one kernel's 800 B output cannot fit
+    with pytest.raises(OutOfMemory) as info:
+        small.execute(cell)
+    assert "does not fit in the memory budget of 500 B" in info.value.message
+    assert info.value.span is not None
 
 
 def test_a_cuda_out_of_memory_is_device_full():

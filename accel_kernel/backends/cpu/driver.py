@@ -115,6 +115,10 @@ def _executor_class(compiled: Compiled) -> type:
             super().__init__(*args)
             self.kernel_of: dict[str, F.Stmt] = {}   # a kernel's inner value -> the kernel
 
+        def allocator(self) -> Any:
+            """What a kernel's host function allocates its outputs with."""
+            return compiled.memory.alloc
+
         def atom(self, atom: F.Atom) -> Any:
             value = super().atom(atom)
             if isinstance(value, _Unrun):
@@ -142,7 +146,7 @@ def _executor_class(compiled: Compiled) -> type:
             compiled_before = _signatures(compiled.module, kernel.name)
             before = _compile_time(compiled.module, kernel.name) if compiled_before else 0.0
             try:
-                values, err = host(*args, compiled.memory.alloc)
+                values, err = host(*args, self.allocator())
             except OutOfMemory as error:        # a buffer too large, refused before it was made
                 if error.span is None:
                     error.span = stmt.span

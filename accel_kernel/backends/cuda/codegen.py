@@ -163,7 +163,7 @@ class CudaKernelWriter(KernelWriter):
         host = [f"def {self.name}_host({', '.join(params + ['alloc'])}):",
                 f"    n = {pa}.shape[0] + {pb}.shape[0]",
                 f"    out = alloc((n,), {DTYPES[element_type(out.rep)]})",
-                f"    launch({self.name}, n, [{pa}, {pb}], [out])",
+                f"    launch({self.name}, n, [{pa}, {pb}], [out], None, alloc)",
                 "    return (out,), None"]
         return lines, host
 
@@ -196,6 +196,6 @@ class CudaKernelWriter(KernelWriter):
         if checks:      # the outputs, unwritten: their lengths are known, their values not
             lines += ["    if err[0]:", f"        return {result}, err"]
         lines.append(f"    launch({self.name}, n, [{', '.join(self.host_args())}], "
-                     f"[{', '.join(outs)}], err)")
+                     f"[{', '.join(outs)}], err, alloc)")
         lines.append(f"    return {result}, err")
         return lines

@@ -7,7 +7,9 @@ device, the outputs (host buffers the runtime's allocator made) get device buffe
 their size, the kernel runs with grid-stride loops (so any grid covers `n`), then the
 outputs and the error array come back to the host buffers. Every buffer of a launch is
 copied back because the host statements between kernels run on the host (numpy); keeping
-values on the device between kernels is the device memory manager's work (issue 12).
+values on the device between kernels is the next step (issue 12). In a session's run every
+device buffer goes through the session's device pool (`memory.RunAllocator`, the host
+function's `alloc`): the budget bounds a launch's buffers and each is an event.
 
 Under the simulator (`NUMBA_ENABLE_CUDASIM=1`, threads are Python threads) launches use
 few, small blocks; on a GPU, blocks of `THREADS` threads, at most `MAX_BLOCKS` of them.
@@ -49,16 +51,41 @@ def grid(n: int) -> tuple[int, int]:
 
 
 def launch(kernel: Any, n: int, inputs: Sequence[Any], outputs: Sequence[np.ndarray],
-           err: np.ndarray | None = None) -> None:
+           err: np.ndarray | None = None, alloc: Any = None) -> None:
     """Run `kernel(n, *inputs, *outputs[, err])` on the device (see the module docstring);
-    nothing runs for `n <= 0` (the outputs are then empty)."""
+    nothing runs for `n <= 0` (the outputs are then empty). With an `alloc` that has a
+    device pool (`memory.RunAllocator`), every device buffer of the launch goes through it:
+    the budget bounds them, and the uploads, allocations, launch, downloads and frees are
+    events of the session's stream."""
     if n <= 0:
         return
-    from numba import cuda
-    device_outputs = [cuda.device_array(out.size, out.dtype) for out in outputs]
-    device_err = [cuda.to_device(err)] if err is not None else []
-    args = [cuda.to_device(np.ascontiguousarray(x)) if isinstance(x, np.ndarray) else x
-            for x in inputs]
+    pool = getattr(alloc, "pool", None)
+    if pool is None:
+        from numba import cuda
+        _run(kernel, n, [cuda.to_device(np.ascontiguousarray(x)) if isinstance(x, np.ndarray)
+                         else x for x in inputs],
+             [cuda.device_array(out.size, out.dtype) for out in outputs],
+             [cuda.to_device(err)] if err is not None else [], outputs, err)
+        return
+    uploads = {k: pool.to_device(x) for k, x in enumerate(inputs) if isinstance(x, np.ndarray)}
+    made = [pool.alloc(out.size, out.dtype) for out in outputs]
+    errs = [pool.to_device(err)] if err is not None else []
+    buffers = [*uploads.values(), *made, *errs]
+    try:
+        with pool.working_set(*buffers) as arrays:
+            on_device = dict(zip(uploads, arrays))
+            args = [on_device.get(k, x) for k, x in enumerate(inputs)]
+            rest = arrays[len(uploads):]
+            _run(kernel, n, args, rest[:len(made)], rest[len(made):], outputs, err)
+            pool.launched(getattr(kernel, "__name__", "kernel"), grid(n)[:1], grid(n)[1:],
+                          *buffers)
+    finally:               # the values go back to the host (statements between kernels
+        for buffer in buffers:          # run there): nothing stays on the device yet
+            pool.free(buffer)
+
+
+def _run(kernel: Any, n: int, args: list[Any], device_outputs: list[Any],
+         device_err: list[Any], outputs: Sequence[np.ndarray], err: np.ndarray | None) -> None:
     blocks, threads = grid(n)
     with warnings.catch_warnings():
         # the simulator's threads compute with numpy scalars outside the caller's

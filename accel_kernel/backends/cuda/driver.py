@@ -24,6 +24,7 @@ from ..numpy.costs import Counters
 from ..numpy.executor import Executor, FlatCellValues, call, execute
 from .codegen import generate
 from .device import unavailable
+from .memory import RunAllocator
 
 if TYPE_CHECKING:
     from ...targets import CompileOptions
@@ -49,6 +50,9 @@ def _executor(compiled: Compiled) -> type:
             functions of the `numpy` target."""
             _library = Executor._library
             _seglibrary = Executor._seglibrary
+
+            def allocator(self) -> Any:
+                return RunAllocator(compiled.memory)
 
         compiled.executor = CudaExecutor
     return compiled.executor

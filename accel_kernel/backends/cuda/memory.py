@@ -84,6 +84,19 @@ def device_pool(memory: Memory) -> DevicePool:
     return pool
 
 
+class RunAllocator:
+    """What a generated host function of a `cuda` run allocates with: called, a host buffer
+    from the session's `Memory` (the outputs a launch copies back into); `pool`, the device
+    pool every device buffer of the launch goes through (`device.launch`)."""
+
+    def __init__(self, memory: Memory):
+        self.memory = memory
+        self.pool = device_pool(memory)
+
+    def __call__(self, shape: tuple[int, ...] | int, dtype: Any) -> np.ndarray:
+        return self.memory.alloc(shape, dtype)
+
+
 @dataclass(frozen=True)
 class DeviceValue:
     """A flat value on the device: `tree` is the flat value's structure (tuples, `Segs`,
