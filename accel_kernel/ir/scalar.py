@@ -25,8 +25,9 @@ reads back; `verify` checks the types.
 """
 from __future__ import annotations
 
+import functools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Union
 
 from ..lang import ast
@@ -235,6 +236,21 @@ def depth(rep: Rep) -> int:
 
 def leaves(t: ScalarType) -> list[str]:
     return [leaf for part in t for leaf in leaves(part)] if isinstance(t, tuple) else [t]
+
+
+@functools.lru_cache(maxsize=4096)
+def var_names(node: object) -> frozenset[str]:
+    """Every variable name an expression (or loop form) mentions, bound inside it or not: a
+    lane evaluator restricts only these to the lanes a branch runs on."""
+    if isinstance(node, Var):
+        return frozenset((node.name,))
+    names: set[str] = set()
+    for f in fields(node) if is_dataclass(node) else ():
+        value = getattr(node, f.name)
+        for part in value if isinstance(value, tuple) else (value,):
+            if is_dataclass(part):
+                names |= var_names(part)
+    return frozenset(names)
 
 
 def fresh_name(base: str, used: set[str]) -> str:

@@ -56,8 +56,12 @@ def take(value: Any, idx: np.ndarray) -> Any:
     return value
 
 
-def restrict(env: Mapping[str, Any], idx: np.ndarray) -> dict:
-    return {name: take(value, idx) for name, value in env.items()}
+def restrict(env: Mapping[str, Any], idx: np.ndarray, reads: Any = None) -> dict:
+    """`env` restricted to the lanes `idx`; with `reads` (expressions), only the variables
+    they mention (a branch over a few lanes does not copy every variable in scope)."""
+    names = None if reads is None else frozenset().union(*(S.var_names(r) for r in reads))
+    return {name: take(value, idx) for name, value in env.items()
+            if names is None or name in names}
 
 
 def spread(value: Any, n: int) -> Any:
@@ -192,7 +196,7 @@ class LaneEvaluator:
         need = np.flatnonzero(left != decided)
         out = np.full(n, decided)
         if len(need):
-            right = self.eval(node.right, restrict(env, need), len(need))
+            right = self.eval(node.right, restrict(env, need, (node.right,)), len(need))
             out[need] = right
             self.work += len(need)
         return out
@@ -228,8 +232,8 @@ class LaneEvaluator:
             return self.eval(node.then, env, n)
         if len(then_idx) == 0:
             return self.eval(node.else_, env, n)
-        then = self.eval(node.then, restrict(env, then_idx), len(then_idx))
-        else_ = self.eval(node.else_, restrict(env, else_idx), len(else_idx))
+        then = self.eval(node.then, restrict(env, then_idx, (node.then,)), len(then_idx))
+        else_ = self.eval(node.else_, restrict(env, else_idx, (node.else_,)), len(else_idx))
         self.work += n
         return _merge(then, else_, then_idx, else_idx, n)
 
