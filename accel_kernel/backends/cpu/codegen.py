@@ -67,15 +67,19 @@ class CodegenPass:
     compiled until the `cpu` target runs it)."""
     name = "codegen"
     transforms = True
+    kernel_kind = ""                # how a kernel function is described in the log
+
+    def generate(self, program: F.FlatProgram) -> Module:
+        return generate(program)
 
     def run(self, program: F.FlatProgram, ctx: PassContext) -> PassOutput:
-        module = generate(program)
+        module = self.generate(program)
         for code in module.kernels.values():
             with ctx.log.apply("KERNEL-FUNCTION", f"kernel {code.kind}", changed=(code.stmt_id,),
                                note=f"reads {', '.join(code.inputs) or 'nothing'}; writes "
                                     f"{', '.join(t.name for t in code.outputs) or 'nothing'}"
                                ) as step:
-                step.after = f"{code.name} (host: {code.name}_host)"
+                step.after = f"{code.name} ({self.kernel_kind}host: {code.name}_host)"
         return PassOutput(module)
 
     def verify(self, module: Module) -> list[str]:

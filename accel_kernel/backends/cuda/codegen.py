@@ -30,8 +30,7 @@ import hashlib
 from dataclasses import dataclass, field
 
 from ...ir import flat as F
-from ...passes.base import PassContext, PassOutput
-from ..cpu.codegen import KernelCode, KernelWriter, Module, _ModuleWriter
+from ..cpu.codegen import CodegenPass, KernelCode, KernelWriter, Module, _ModuleWriter
 from ..cpu.codegen_body import DTYPES, KernelBody, element_type, python_name
 from ..cpu.errors import ERR_LENGTH
 from ..cpu.scalar_arith import zero_code
@@ -63,28 +62,13 @@ def generate(program: F.FlatProgram) -> CudaModule:
                       hashlib.sha256(source.encode()).hexdigest()[:16], program, writer.params)
 
 
-class CudaCodegenPass:
+class CudaCodegenPass(CodegenPass):
     """The `codegen` stage for `cuda`: the fused program's numba.cuda module (source text;
     nothing is compiled until the target runs it, or `ptx.py` compiles it)."""
-    name = "codegen"
-    transforms = True
+    kernel_kind = "cuda kernel; "
 
-    def run(self, program: F.FlatProgram, ctx: PassContext) -> PassOutput:
-        module = generate(program)
-        for code in module.kernels.values():
-            with ctx.log.apply("KERNEL-FUNCTION", f"kernel {code.kind}", changed=(code.stmt_id,),
-                               note=f"reads {', '.join(code.inputs) or 'nothing'}; writes "
-                                    f"{', '.join(t.name for t in code.outputs) or 'nothing'}"
-                               ) as step:
-                step.after = f"{code.name} (cuda kernel; host: {code.name}_host)"
-        return PassOutput(module)
-
-    def verify(self, module: Module) -> list[str]:
-        try:
-            compile(module.source, "<codegen>", "exec")
-        except SyntaxError as err:
-            return [f"generated code does not parse: {err}"]
-        return []
+    def generate(self, program: F.FlatProgram) -> CudaModule:
+        return generate(program)
 
 
 CUDA_CODEGEN = CudaCodegenPass()

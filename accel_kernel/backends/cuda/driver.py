@@ -11,17 +11,13 @@ compiles them for the CPU with numba, here they run as the `numpy` target runs t
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ...ir import flat as F
-from ...runtime.cancel import CancelToken
 from ...runtime.memory import Memory
 from ..cpu import driver as cpu_driver
 from ..cpu.driver import Compiled
-from ..numpy.costs import Counters
-from ..numpy.executor import Executor, FlatCellValues, call, execute
+from ..numpy.executor import Executor
 from .codegen import generate
 from .device import unavailable
 from .memory import RunAllocator
@@ -38,35 +34,27 @@ def compile_program(program: F.FlatProgram, options: CompileOptions,
     if reason is not None:
         raise NotImplementedError(reason)
     code = generate(program)
-    return Compiled(program, code, cpu_driver.load(code, options.cache_dir), memory or Memory())
+    compiled = Compiled(program, code, cpu_driver.load(code, options.cache_dir),
+                        memory or Memory())
+    compiled.executor = _executor_class(compiled)    # what cpu's `run` runs it with
+    return compiled
 
 
-def _executor(compiled: Compiled) -> type:
-    if compiled.executor is None:
-        base = cpu_driver._executor_class(compiled)
+def _executor_class(compiled: Compiled) -> type:
+    base = cpu_driver._executor_class(compiled)
 
-        class CudaExecutor(base):              # type: ignore[misc, valid-type]
-            """`cpu`'s executor (kernels through their host functions), with the library
-            functions of the `numpy` target."""
-            _library = Executor._library
-            _seglibrary = Executor._seglibrary
+    class CudaExecutor(base):              # type: ignore[misc, valid-type]
+        """`cpu`'s executor (kernels through their host functions), with the library
+        functions of the `numpy` target."""
+        _library = Executor._library
+        _seglibrary = Executor._seglibrary
 
-            def allocator(self) -> Any:
-                return RunAllocator(compiled.memory)
+        def allocator(self) -> Any:
+            return RunAllocator(compiled.memory)
 
-        compiled.executor = CudaExecutor
-    return compiled.executor
+    return CudaExecutor
 
 
-def run(compiled: Compiled, globals: Mapping[str, Any], cancel: CancelToken | None = None
-        ) -> FlatCellValues:
-    with np.errstate(all="ignore"):
-        return execute(compiled.program, globals, counters=Counters(), cancel=cancel,
-                       executor=_executor(compiled))
-
-
-def run_call(compiled: Compiled, form: F.FlatForm, args: list[Any], globals: Mapping[str, Any],
-             cancel: CancelToken | None = None) -> Any:
-    with np.errstate(all="ignore"):
-        return call(form, args, globals, counters=Counters(), cancel=cancel,
-                    executor=_executor(compiled))
+# run and call as `cpu` does, with the executor `compile_program` gave the compiled program
+run = cpu_driver.run
+run_call = cpu_driver.run_call
