@@ -134,38 +134,34 @@ def _numpy_call(program, form, args, globals, memory, cancel, counters, cache, o
     return flat_numpy.call(form, args, globals, counters=counters, cancel=cancel)
 
 
-def _cpu_run(program, globals, memory, cancel, options):
-    from .backends.cpu import driver
-    started = time.perf_counter()
-    compiled = driver.compile_program(program, options, memory)
-    generated = time.perf_counter()
-    out = driver.run(compiled, globals, cancel=cancel)
-    return out, (generated - started) + compiled.compile_seconds
+def _numba_driver(name: str) -> Any:
+    """The driver module of a numba target (`cpu`, `cuda`), imported when first used."""
+    return importlib.import_module(f".backends.{name}.driver", __package__)
 
 
-def _cpu_call(program, form, args, globals, memory, cancel, counters, cache, options):
-    from .backends.cpu import driver
-    key = ("compiled", id(program))
-    if key not in cache:
-        cache[key] = driver.compile_program(program, options, memory)
-    return driver.run_call(cache[key], form, args, globals, cancel=cancel)
+def _numba_run(name: str) -> Callable:
+    def run(program, globals, memory, cancel, options):
+        driver = _numba_driver(name)
+        started = time.perf_counter()
+        compiled = driver.compile_program(program, options, memory)
+        generated = time.perf_counter()
+        out = driver.run(compiled, globals, cancel=cancel)
+        return out, (generated - started) + compiled.compile_seconds
+    return run
 
 
-def _cuda_run(program, globals, memory, cancel, options):
-    from .backends.cuda import driver
-    started = time.perf_counter()
-    compiled = driver.compile_program(program, options, memory)
-    generated = time.perf_counter()
-    out = driver.run(compiled, globals, cancel=cancel)
-    return out, (generated - started) + compiled.compile_seconds
+def _numba_call(name: str) -> Callable:
+    def call(program, form, args, globals, memory, cancel, counters, cache, options):
+        driver = _numba_driver(name)
+        key = (name, "compiled", id(program))
+        if key not in cache:
+            cache[key] = driver.compile_program(program, options, memory)
+        return driver.run_call(cache[key], form, args, globals, cancel=cancel)
+    return call
 
 
-def _cuda_call(program, form, args, globals, memory, cancel, counters, cache, options):
-    from .backends.cuda import driver
-    key = ("cuda compiled", id(program))
-    if key not in cache:
-        cache[key] = driver.compile_program(program, options, memory)
-    return driver.run_call(cache[key], form, args, globals, cancel=cancel)
+_cpu_run, _cpu_call = _numba_run("cpu"), _numba_call("cpu")
+_cuda_run, _cuda_call = _numba_run("cuda"), _numba_call("cuda")
 
 
 def _cuda_codegen():
