@@ -18,8 +18,18 @@ Kernels by kind (`ir.flat.Kernel.kind`):
   cuda.gridsize(1))`, `intp` indices): the element code, then every written-out value
   stored at `i`;
 - push (`xs ++ ys`): two grid-stride loops, each writing its own range;
-- redomap, scan, filter, segmented, rows: not built yet (their device primitives are
-  `primitives.py`'s): `NotImplementedError("cuda: <kind> kernels are not built yet")`.
+- redomap: `codegen_redomap.py`; scan and filter: `codegen_scan.py`; segmented and rows:
+  `codegen_segmented.py` (`KIND_WRITERS`). Each module's `write(writer)` gives the lines of
+  its `@cuda.jit` kernels and of the host function, and records the parameter types of
+  every `@cuda.jit` kernel it writes in `writer.module.params` (the PTX check compiles each).
+  A kind whose module cannot write a kernel raises
+  `NotImplementedError("cuda: <kind> kernels are not built yet")`.
+
+A host function uses only `alloc(shape, dtype)` for every array it makes (outputs and
+temporaries alike), `device.launch(kernel, n, inputs, outputs, err, alloc, grid=...)` for
+every launch, `x.shape`, `x.size`, `x.reshape(-1)` and `device.host(x)` (a host numpy copy, to
+read a count or the segment lengths) on the arrays: whether they live on the host or on the
+device is `device.py`'s business.
 
 Errors are `cpu`'s: an int64 array `err` (`backends/cpu/errors.py`) written by the failing
 thread and read by the host after the launch.
@@ -27,6 +37,7 @@ thread and read by the host after the launch.
 from __future__ import annotations
 
 import hashlib
+import importlib
 from dataclasses import dataclass, field
 
 from ...ir import flat as F
@@ -36,7 +47,10 @@ from ..cpu.errors import ERR_LENGTH
 from ..cpu.scalar_arith import zero_code
 from .dialect import DEVICE
 
-BUILT_KINDS = ("map", "push")
+# kernel kind -> the module of this package that writes its kernels (`write(writer)`)
+KIND_WRITERS = {"redomap": "codegen_redomap", "scan": "codegen_scan",
+                "filter": "codegen_scan", "segmented": "codegen_segmented",
+                "rows": "codegen_segmented"}
 
 
 # A kernel parameter's type, as the host function passes it: ("scalar", elem) for a scalar,
@@ -108,10 +122,14 @@ class CudaKernelWriter(KernelWriter):
 
     def write(self) -> KernelCode:
         kind = self.op.kind
-        if kind not in BUILT_KINDS:
+        if kind in ("map", "push"):
+            lines, host = self.push() if kind == "push" else self.map_kernel()
+            self.module.params[self.name] = self.param_types()
+        elif kind in KIND_WRITERS:
+            writer = importlib.import_module(f"{__package__}.{KIND_WRITERS[kind]}")
+            lines, host = writer.write(self)
+        else:
             raise NotImplementedError(f"cuda: {kind} kernels are not built yet")
-        lines, host = self.push() if kind == "push" else self.map_kernel()
-        self.module.params[self.name] = self.param_types()
         self.module.functions.append("\n".join(lines))
         self.module.functions.append("\n".join(host))
         return KernelCode(self.stmt.id, self.name, kind,

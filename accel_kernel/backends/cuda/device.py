@@ -50,10 +50,22 @@ def grid(n: int) -> tuple[int, int]:
     return max(1, min(most, -(-n // threads))), threads
 
 
+_grid = grid            # `launch`'s own name for it (its parameter `grid` hides it)
+
+
+def host(x: Any) -> np.ndarray:
+    """A host numpy array of what a host function holds (to read a count, the segment
+    lengths): the array itself when it is on the host."""
+    return np.asarray(x)
+
+
 def launch(kernel: Any, n: int, inputs: Sequence[Any], outputs: Sequence[np.ndarray],
-           err: np.ndarray | None = None, alloc: Any = None) -> None:
+           err: np.ndarray | None = None, alloc: Any = None,
+           grid: tuple[int, int] | None = None) -> None:
     """Run `kernel(n, *inputs, *outputs[, err])` on the device (see the module docstring);
-    nothing runs for `n <= 0` (the outputs are then empty). With an `alloc` that has a
+    nothing runs for `n <= 0` (the outputs are then empty). `grid`: (blocks, threads per
+    block) for a kernel that needs its own (a block per segment, a second pass of one
+    block), else `grid(n)`'s. With an `alloc` that has a
     device pool (`memory.RunAllocator`), every device buffer of the launch goes through it:
     the budget bounds them, and the uploads, allocations, launch, downloads and frees are
     events of the session's stream."""
@@ -65,7 +77,7 @@ def launch(kernel: Any, n: int, inputs: Sequence[Any], outputs: Sequence[np.ndar
         _run(kernel, n, [cuda.to_device(np.ascontiguousarray(x)) if isinstance(x, np.ndarray)
                          else x for x in inputs],
              [cuda.device_array(out.size, out.dtype) for out in outputs],
-             [cuda.to_device(err)] if err is not None else [], outputs, err)
+             [cuda.to_device(err)] if err is not None else [], outputs, err, grid)
         return
     uploads = {k: pool.to_device(x) for k, x in enumerate(inputs) if isinstance(x, np.ndarray)}
     made = [pool.alloc(out.size, out.dtype) for out in outputs]
@@ -76,8 +88,9 @@ def launch(kernel: Any, n: int, inputs: Sequence[Any], outputs: Sequence[np.ndar
             on_device = dict(zip(uploads, arrays))
             args = [on_device.get(k, x) for k, x in enumerate(inputs)]
             rest = arrays[len(uploads):]
-            _run(kernel, n, args, rest[:len(made)], rest[len(made):], outputs, err)
-            pool.launched(getattr(kernel, "__name__", "kernel"), grid(n)[:1], grid(n)[1:],
+            shape = grid or _grid(n)
+            _run(kernel, n, args, rest[:len(made)], rest[len(made):], outputs, err, shape)
+            pool.launched(getattr(kernel, "__name__", "kernel"), shape[:1], shape[1:],
                           *buffers)
     finally:               # the values go back to the host (statements between kernels
         for buffer in buffers:          # run there): nothing stays on the device yet
@@ -85,8 +98,9 @@ def launch(kernel: Any, n: int, inputs: Sequence[Any], outputs: Sequence[np.ndar
 
 
 def _run(kernel: Any, n: int, args: list[Any], device_outputs: list[Any],
-         device_err: list[Any], outputs: Sequence[np.ndarray], err: np.ndarray | None) -> None:
-    blocks, threads = grid(n)
+         device_err: list[Any], outputs: Sequence[np.ndarray], err: np.ndarray | None,
+         shape: tuple[int, int] | None = None) -> None:
+    blocks, threads = shape or _grid(n)
     with warnings.catch_warnings():
         # the simulator's threads compute with numpy scalars outside the caller's
         # `np.errstate`: wrapping integer arithmetic must not warn there

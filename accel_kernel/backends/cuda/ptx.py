@@ -157,11 +157,11 @@ def compile_module(code: "CudaModule", cc: tuple[int, int] = (8, 0),
     namespace: dict = {"__name__": f"accel_ptx_{code.key}_sm{cc[0]}{cc[1]}"}
     exec(compile(code.source, f"<accel cuda module {code.key}>", "exec"), namespace)
     out = []
-    for kernel in code.kernels.values():
-        signature = tuple(numba_type(p) for p in code.params[kernel.name])
-        ptx = compile_ptx(namespace[kernel.name], signature, cc)
+    for name, params in code.params.items():      # every `@cuda.jit` kernel, in order
+        signature = tuple(numba_type(p) for p in params)
+        ptx = compile_ptx(namespace[name], signature, cc)
         report = assemble(ptx, f"sm_{cc[0]}{cc[1]}") if assemble_it else []
-        out.append(KernelPtx(kernel.name, cc, ptx, report))
+        out.append(KernelPtx(name, cc, ptx, report))
     return out
 
 
