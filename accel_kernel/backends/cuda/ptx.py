@@ -4,7 +4,7 @@ whose `-v` report is parsed per kernel (`Resources`: registers, shared memory, s
 
 - `compile_ptx(kernel, signature, cc)` / `assemble(ptx, arch)` / `resources(...)`: one
   `@cuda.jit` kernel of the device primitives (`primitives.load(..., simulate=False)`);
-- `compile_module(code, cc)` / `listing(code)`: every kernel of a generated `cuda` module
+- `compile_module(code)` / `listing(code)`: every kernel of a generated `cuda` module
   (stage `codegen`'s `--format ptx` and `%show ptx`, and the tests' proof that every kernel
   compiles for real hardware: the simulator accepts code the real compiler refuses).
 
@@ -150,26 +150,39 @@ def numba_type(param: "ParamType") -> Any:
     return scalar if kind == "scalar" else scalar[::1]
 
 
-def compile_module(code: "CudaModule", cc: tuple[int, int] = (8, 0),
-                   assemble_it: bool = True) -> list[KernelPtx]:
-    """The PTX of every kernel of `code` for capability `cc`, each assembled by `ptxas`
-    (unless not `assemble_it`). The module's source is executed afresh for each capability."""
-    namespace: dict = {"__name__": f"accel_ptx_{code.key}_sm{cc[0]}{cc[1]}"}
+def compile_module(code: "CudaModule", cc: tuple[int, int] | None = None,
+                   assemble_it: bool = True, ccs=CAPABILITIES) -> list[KernelPtx]:
+    """The PTX of every kernel of `code` for each capability of `ccs` (or for `cc` alone),
+    each assembled by `ptxas` for its architecture (unless not `assemble_it`).
+
+    Each kernel is typed and lowered to NVVM IR once (for the first capability) and that IR is
+    compiled by NVVM for every capability, as `nvcc -gencode` compiles one source for several
+    architectures: numba's lowering of these kernels does not depend on the capability (it
+    gates only half-precision and a few atomics, which the kernels do not use)."""
+    from numba.cuda import compiler
+    ccs = (cc,) if cc is not None else tuple(ccs)
+    namespace: dict = {"__name__": f"accel_ptx_{code.key}"}
     exec(compile(code.source, f"<accel cuda module {code.key}>", "exec"), namespace)
-    out = []
+    out: dict[tuple[int, int], list[KernelPtx]] = {c: [] for c in ccs}
     for name, params in code.params.items():      # every `@cuda.jit` kernel, in order
         signature = tuple(numba_type(p) for p in params)
-        ptx = compile_ptx(namespace[name], signature, cc)
-        report = assemble(ptx, f"sm_{cc[0]}{cc[1]}") if assemble_it else []
-        out.append(KernelPtx(name, cc, ptx, report))
-    return out
+        with _capability(ccs[0]):
+            library, _ = compiler._compile_pyfunc_with_fixup(
+                namespace[name].py_func, signature, debug=None, lineinfo=False, device=False,
+                fastmath=False, cc=ccs[0], opt=None, abi="numba", abi_info=None,
+                forceinline=False, launch_bounds=None, lto=False)
+        for c in ccs:
+            (ptx,) = library.get_asm_strs(cc=c)
+            report = assemble(ptx, f"sm_{c[0]}{c[1]}") if assemble_it else []
+            out[c].append(KernelPtx(name, c, ptx, report))
+    return [kernel for c in ccs for kernel in out[c]]
 
 
 def listing(code: "CudaModule", ccs=CAPABILITIES) -> str:
     """Every kernel's PTX with its resources per capability, as one text."""
     parts = []
-    for cc in ccs:
-        for kernel in compile_module(code, cc):
-            used = "; ".join(r.show() for r in kernel.report)
-            parts.append(f"// kernel {kernel.name}, sm_{cc[0]}{cc[1]}: {used}\n{kernel.ptx}")
+    for kernel in compile_module(code, ccs=ccs):
+        used = "; ".join(r.show() for r in kernel.report)
+        parts.append(f"// kernel {kernel.name}, sm_{kernel.cc[0]}{kernel.cc[1]}: {used}\n"
+                     f"{kernel.ptx}")
     return "\n".join(parts)
