@@ -42,6 +42,19 @@ def test_load_npy_is_memory_mapped_and_not_copied(ctx, tmp_path):
     assert result.text == "[3.0, 12.0, 21.0, 30.0]"
 
 
+def test_loaded_and_python_values_run_on_cpu(tmp_path):
+    """The compiled target reads a read-only memory map, ragged data and a %%python value."""
+    ctx = MagicContext(Session(target="cpu"), cell_name="cell[1]")
+    np.save(tmp_path / "m.npy", np.arange(6.0).reshape(2, 3))
+    (tmp_path / "rows.json").write_text(json.dumps([[1, 2], [3]]))
+    load(f"%load m {tmp_path / 'm.npy'}", ctx)
+    load(f"%load rows {tmp_path / 'rows.json'}", ctx)
+    python("both = (np.asarray(m).sum(axis=1), np.array([len(r) for r in rows]))", ctx)
+    result = ctx.session.execute("(map (\\r -> reduce (+) 0.0 r) m,\n"
+                                 " map (\\r -> reduce (+) 0 r) rows, both)")
+    assert result.text == "([3.0, 12.0], [3, 3], ([3.0, 12.0], [2, 1]))"
+
+
 def test_load_json_keeps_ragged_data_ragged(ctx, tmp_path):
     (tmp_path / "rows.json").write_text(json.dumps([[1, 2, 3], [], [4]]))
     (tmp_path / "grid.json").write_text(json.dumps({"grid": [[1.5, 2.5], [3.5, 4.5]],
@@ -128,13 +141,14 @@ def test_a_bound_value_has_stages_like_any_global():
 def test_python_sees_accel_globals_and_defines_new_ones(ctx):
     ctx.session.execute("let xs = [[1.0, 2.0], [3.0]]\nlet m = [[1, 2], [3, 4]]")
     out = python("import math\nprint(type(xs).__name__, type(m).__name__)\n"
-                 "ys = np.asarray(m) * 2\nk = math.floor(2.5)\nlabel = 'not data'\n"
+                 "ys = np.asarray(m) * 2\nk = math.floor(2.5)\nlabel = 'not data'\nrow = [1, 2]\n"
                  "len(xs)", ctx)
     assert out.stdout == ["Array ndarray\n", "accel globals: ys : [][]i64, k : i64\n"]
     assert out.displays == [{"text/plain": "2"}]
     assert ctx.session.execute("map (\\r -> reduce (+) 0 r) ys").text == "[6, 14]"
     assert ctx.session.lookup("label") is None               # only data becomes accel
-    assert {"math", "label"} <= set(ctx.python)               # the rest stays in Python
+    assert ctx.session.lookup("row") is None                  # a list stays Python too
+    assert {"math", "label", "row"} <= set(ctx.python)               # the rest stays in Python
     assert python("label + str(k)", ctx).displays == [{"text/plain": "'not data2'"}]
 
 
