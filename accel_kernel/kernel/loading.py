@@ -13,7 +13,8 @@
   globals as numpy / Awkward values (read-only views of the session's buffers) next to the
   names of earlier Python cells (`namespace`); afterwards every new or changed variable whose
   value is data (arrays, numbers, booleans, tuples of them) becomes a global let, the others
-  stay in `namespace`. A cell that raises changes nothing.
+  stay in `namespace`. A cell that raises changes nothing. Its stdout and stderr are its
+  output; an interrupt stops it (KeyboardInterrupt goes up to the kernel).
 
 Errors are `MagicError`s (`LoadError`, or `PythonError` named after the Python exception,
 with the traceback of the cell's own lines only); a value without an accel type is the
@@ -27,7 +28,9 @@ import io
 import json
 import linecache
 import os
+import signal
 import traceback
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -197,7 +200,7 @@ def run_python(session: Any, namespace: dict[str, Any], code: str, name: str) ->
     try:
         tree = ast.parse(code, filename)
         last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
-        with contextlib.redirect_stdout(out):
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out), _interruptible():
             exec(compile(tree, filename, "exec"), scope)
             if last is not None:
                 value = eval(compile(ast.Expression(last.value), filename, "eval"), scope)
@@ -218,6 +221,21 @@ def run_python(session: Any, namespace: dict[str, Any], code: str, name: str) ->
                      if n not in data and n not in inputs and n != "__builtins__")
     cell.kept = sorted(n for n in changed if n not in data)
     return cell
+
+
+@contextlib.contextmanager
+def _interruptible() -> Iterator[None]:
+    """Python code stops at an interrupt (KeyboardInterrupt), which the kernel's SIGINT
+    handler (it asks the accel evaluator to stop at its next check) would not do."""
+    try:
+        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    except ValueError:                 # not the main thread: signals cannot reach us here
+        previous = None
+    try:
+        yield
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
 
 
 def _is_data(value: Any) -> bool:

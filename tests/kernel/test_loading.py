@@ -3,6 +3,7 @@ copies) and back, on a Session; then both through a running kernel."""
 from __future__ import annotations
 
 import json
+import time
 
 import numpy as np
 import pytest
@@ -202,6 +203,19 @@ def test_load_and_python_in_the_kernel(tmp_path):
         kc.execute_interactive("ys", timeout=60, output_hook=outputs.append)
         assert [o["content"]["data"]["text/plain"] for o in outputs
                 if o["msg_type"] == "execute_result"] == ["[30, 20, 10, 0]"]
+        msg_id = kc.execute("%%python\nimport time\nys = 1\nwhile True: time.sleep(0.01)")
+        time.sleep(1.0)
+        km.interrupt_kernel()                       # a Python loop stops at an interrupt
+        reply = kc.get_shell_msg(timeout=60)
+        assert reply["parent_header"]["msg_id"] == msg_id
+        assert reply["content"]["ename"] == "Interrupted"
+        outputs.clear()
+        kc.execute_interactive("%%python\nimport sys\nprint('out'); print('err', file=sys.stderr)"
+                               "\nys", timeout=60, output_hook=outputs.append)
+        texts = [o["content"].get("text") or o["content"]["data"]["text/plain"]
+                 for o in outputs if o["msg_type"] in ("stream", "execute_result",
+                                                        "display_data")]
+        assert texts == ["out\nerr\n", "array([30, 20, 10,  0])"]
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
