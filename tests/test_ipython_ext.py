@@ -25,6 +25,9 @@ def test_cell_magic_runs_accel_and_returns_python_values(shell):
     value = shell.run_cell_magic("accel", "--target interp", "map sq [1, 2, 3]")
     assert value.tolist() == [1, 4, 9]
     assert shell.run_cell_magic("accel", "--target=interp", "sq 1.5") == 2.25
+    assert shell.run_line_magic("accel", "sq 4") == 16                # the line magic
+    with pytest.raises(AccelCellError, match=r"NameError at cell\[\d+\]:1:1"):
+        shell.run_line_magic("accel", "nosuch")
 
 
 def test_an_accel_error_fails_the_cell_with_the_accel_message_only(shell, capsys):
@@ -110,9 +113,9 @@ def test_a_failing_accel_cell_stops_a_python_notebook():
         pytest.skip("no python3 kernel")
     cells = [f"import sys; sys.path.insert(0, {str(REPO)!r})\n%load_ext accel_kernel",
              "import numpy as np\nxs = np.arange(4)",
-             "%%accel --in xs --out r\nmap (\\x -> x * 2) xs",
+             "%%accel --target interp --in xs --out r\nmap (\\x -> x * 2) xs",
              "assert r.tolist() == [0, 2, 4, 6]",
-             "%%accel\nlet ok = 1\nxs[ok + 10]",
+             "%%accel --target interp\nlet ok = 1\nxs[ok + 10]",
              "print('this cell must not run')"]
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     client = nbclient.NotebookClient(notebook, kernel_name="python3", timeout=120)
