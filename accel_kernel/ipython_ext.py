@@ -50,9 +50,11 @@ class AccelMagics:
         self.shell = shell
         self.count = 0
 
-    def run(self, code: str, line: str = "", count: int | None = None) -> Any:
-        """Run one cell with the options of `line`; `count` is IPython's execution count
-        (the cell's label), else the cells run here are counted. Raises AccelCellError."""
+    def run(self, code: str, line: str | None = "", count: int | None = None) -> Any:
+        """Run one `%%accel` cell body `code` with the options of `line` (its lines numbered
+        from 2, after the `%%accel` line), or with `line=None` the code of an `%accel` line
+        magic (line 1). `count` is IPython's execution count (the cell's label), else the
+        cells run here are counted. Raises AccelCellError."""
         self.count += 1
         name = f"cell[{self.count if count is None else count}]"
         default = self.session.target_record
