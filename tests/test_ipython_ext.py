@@ -67,7 +67,10 @@ def test_python_variables_go_in_by_name_without_copies_and_the_result_comes_out(
     block = magics.session.global_value("regular")
     assert block.flat.shape == (2, 3)                                     # [n][m]i64: regular
     assert np.shares_memory(block.flat, ak.to_numpy(ak.flatten(regular)))
+    segs = magics.session.global_value("ragged").flat                    # ragged: segments
     assert type(magics.session.global_value("ragged").rep).__name__ == "Segmented"
+    assert np.shares_memory(segs.values, np.asarray(ragged.layout.content.data))
+    assert np.shares_memory(segs.offsets, np.asarray(ragged.layout.offsets.data))
     assert magics.session.lookup("regular").type == "[][]i64"
     out = shell.run_cell_magic("accel", "--out total", "reduce (+) 0.0 xs")
     assert shell.user_ns["total"] == out == 15.0
