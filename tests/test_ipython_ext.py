@@ -6,7 +6,8 @@ import pytest
 
 IPython = pytest.importorskip("IPython")
 
-from accel_kernel.ipython_ext import AccelCellError, AccelMagics, magic_advice, parse_options  # noqa: E402
+from accel_kernel.ipython_ext import (AccelCellError, AccelMagics, magic_advice,  # noqa: E402
+                                      parse_options)
 
 REPO = Path(__file__).resolve().parent.parent
 
