@@ -97,7 +97,7 @@ class _Global:
     scheme: Scheme
     value: Any                     # a let's HostValue; a def's interp function value
     deps: frozenset[str]
-    form: ast.TopForm
+    form: ast.TopForm | None       # None for a value bound from outside (`bind`)
     doc: str
 
 
@@ -247,7 +247,7 @@ class Session:
 
     def _target_program(self, target: str, name: str) -> tuple[ast.Program, CheckResult]:
         entry = self._globals.get(target.strip())
-        if entry is not None and entry.kind != "prelude":
+        if entry is not None and entry.form is not None and entry.kind != "prelude":
             program = ast.Program((entry.form,))
         else:
             program = parse_program(Source(name, target), self._ids)
@@ -328,6 +328,33 @@ class Session:
         reps = {name: entry.value.rep for name, entry in self._globals.items()
                 if entry.kind == "let"}
         return {name: rep for name, rep in reps.items() if rep is not None}
+
+    @_accel_errors_only("bind")
+    def bind(self, values: dict[str, HostValue], doc: str) -> CellResult:
+        """Make each name a global let holding a value from outside accel (`%load`, `%%python`,
+        `%%accel --in`). AccelNameError for a name that is not an accel identifier or names a
+        def, builtin or keyword; the defs that read a rebound let are type checked again
+        (an AccelError, and nothing changes, when one no longer checks)."""
+        for name in values:
+            entry = self._globals.get(name)
+            if (not name.isidentifier() or name in KEYWORDS or name in BUILTINS
+                    or (entry is not None and entry.kind != "let")):
+                what = "a def or builtin" if entry is not None or name in BUILTINS else \
+                    "a keyword" if name in KEYWORDS else "not an accel name"
+                raise AccelNameError(f"cannot bind `{name}`: it is {what}")
+        checked = CheckResult(schemes={n: Scheme((), v.type) for n, v in values.items()})
+        compiled = _Compiled(ast.Program(()), checked, self._recheck_dependents(checked))
+        result = self._commit(compiled, None, kind="let")
+        for name, value in values.items():
+            self._globals.pop(name, None)
+            self._globals[name] = _Global(name, "let", checked.schemes[name], value,
+                                          frozenset(), None, doc)
+        result.defined = list(values)
+        return result
+
+    def global_value(self, name: str) -> Any:
+        """The stored value of a global: a let's `HostValue`, a def's function value."""
+        return self._globals[name].value
 
     def snapshot(self) -> "_Snapshot":
         """The session's state (its globals, target and budget), for `restore`: the kernel makes a
@@ -567,7 +594,7 @@ class Session:
             if compiled.rechecked:
                 note += f"; dependents now using the new definition: {', '.join(compiled.rechecked)}"
             result.notes.append(note)
-        if checked.expr_types and values.results:
+        if checked.expr_types and values is not None and values.results:
             result.host, result.type = values.results[-1], checked.expr_types[-1]
         return result
 

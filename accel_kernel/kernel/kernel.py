@@ -121,6 +121,7 @@ class AccelKernel(Kernel):
         super().__init__(**kwargs)
         from ..session import Session
         self.accel = Session()
+        self.python: dict[str, Any] = {}     # what `%%python` cells define besides data
         self.history = History()
         self._setup_comms()
 
@@ -204,7 +205,7 @@ class AccelKernel(Kernel):
         shown: str | None = None
         for segment in segments:
             if segment.magic is not None:
-                context = magics.MagicContext(self.accel, name, segment.line)
+                context = magics.MagicContext(self.accel, name, segment.line, self.python)
                 out = magics.run_magic(segment.magic, context)
                 if not silent:
                     for text in out.stdout:

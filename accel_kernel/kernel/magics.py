@@ -16,9 +16,12 @@ were before the cell (`Session.snapshot`/`restore`), so nothing of a failed cell
 each device pool's use. `%time` adds a line counting the runtime's events of its run.
 
 Errors: an unknown or misused meta-command raises `MagicError` (ename `MagicError`); a
-meta-command that later issues bring (`%load`, ...) raises `NotImplementedError` naming the
-feature; `%time`, `%stages`, `%show` and `%step` let the `AccelError` of their expression
-through.
+meta-command that a later issue brings (`LATER`: `%dashboard`) raises `NotImplementedError`
+naming the feature, and `%help` does not list it; `%time`, `%stages`, `%show` and `%step` let
+the `AccelError` of their expression through.
+
+`%load NAME PATH [KEY]` and `%%python` bind values from Python as global lets
+(`loading.py`); `MagicContext.python` keeps the other names of `%%python` cells.
 
 The stage views (`%stages`, `%show STAGE`, `%step STAGE`) take a global's name or an
 expression (default: the last def or let of the session) and build their bundles with
@@ -163,6 +166,7 @@ class MagicContext:
     session: object          # accel_kernel.session.Session (kept loose to stay importable)
     cell_name: str = "cell"
     line: int = 1
+    python: dict[str, Any] = field(default_factory=dict)   # the names of `%%python` cells
 
 
 def _who(ctx: MagicContext, args: str) -> MagicOutput:
@@ -389,10 +393,49 @@ def _stage_details() -> str:
             "    nodes are numbered #id, the same in every stage and in the source listing\n")
 
 
-def _pending(feature: str) -> Callable[[MagicContext, str], MagicOutput]:
-    def run(ctx: MagicContext, args: str) -> MagicOutput:
-        raise NotImplementedError(feature)
-    return run
+# ---------------------------------------------------------------- data from Python
+
+def _load(ctx: MagicContext, args: str) -> MagicOutput:
+    """`%load NAME PATH [KEY]`: a data file as the global let NAME (`loading.read_data`)."""
+    from .loading import bind_python, read_data
+    try:
+        words = shlex.split(args)
+    except ValueError as err:
+        raise MagicError(f"%load: {err}\n{MAGICS['load'].usage}") from None
+    if len(words) not in (2, 3):
+        raise MagicError(f"%load takes a name and a path\n{MAGICS['load'].usage}")
+    value, how = read_data(words[1], words[2] if len(words) == 3 else None)
+    lines = bind_python(ctx.session, {words[0]: value}, f"loaded {how}")
+    return MagicOutput(stdout=[f"{lines[0]}  ({how})\n", *(f"note: {n}\n" for n in lines[1:])])
+
+
+def _python(ctx: MagicContext, body: str) -> MagicOutput:
+    """`%%python`: a Python cell sharing values with accel (`loading.run_python`)."""
+    from .loading import run_python
+    cell = run_python(ctx.session, ctx.python, "\n" * ctx.line + body, ctx.cell_name)
+    out = MagicOutput(stdout=[cell.stdout] if cell.stdout else [])
+    if cell.bound:
+        out.stdout.append("accel globals: " + ", ".join(cell.bound) + "\n")
+    if cell.result is not None:
+        out.show({"text/plain": cell.result})
+    return out
+
+
+def _load_details() -> str:
+    from .loading import FORMATS
+    return (f"    PATH: {FORMATS} (.npy memory-mapped; .parquet needs pyarrow)\n"
+            "    KEY: the array of a .npz, the field of a JSON object, the column of a "
+            ".parquet\n")
+
+
+def _python_details() -> str:
+    return ("    the accel globals are numpy / Awkward values (read-only: copy to change one);"
+            "\n    new variables holding arrays or numbers become accel globals; `np` is numpy"
+            "\n")
+
+
+# meta-commands that arrive with later issues: they answer so, and %help does not list them
+LATER = {"dashboard": "%dashboard is not available yet: it arrives with the runtime dashboard"}
 
 
 MAGICS: dict[str, Magic] = {m.name: m for m in [
@@ -409,15 +452,13 @@ MAGICS: dict[str, Magic] = {m.name: m for m in [
           "one stage drawn, e.g. %show regularity f", _show, _stage_details),
     Magic("step", "%step STAGE [NAME|EXPR]",
           "a slider over a stage's rewrite steps", _step, _stage_details),
-    Magic("dashboard", "%dashboard", "live view of the scheduler and device memory",
-          _pending("%dashboard is not available yet: it arrives with the runtime dashboard")),
     Magic("budget", "%budget [SIZE|off]",
           "show or set the cuda target's device memory budget, e.g. %budget 512MB", _budget,
           lambda: f"    SIZE: {SIZE_FORMS[len('a size: '):]}\n    {BUDGET_BOUNDS}\n"),
-    Magic("load", "%load NAME PATH", "bind NAME to data from .npy/.npz/.json/.parquet",
-          _pending("%load is not available yet: it arrives with data loading")),
-    Magic("python", "%%python", "a Python cell sharing values with accel",
-          _pending("%%python is not available yet: it arrives with Python cells")),
+    Magic("load", "%load NAME PATH [KEY]", "bind NAME to data from .npy/.npz/.json/.parquet",
+          _load, _load_details),
+    Magic("python", "%%python", "a Python cell sharing values with accel (numpy, Awkward)",
+          _python, _python_details),
 ]}
 
 _LANGUAGE_REMINDER = """\
@@ -447,6 +488,8 @@ def check_magic(call: MagicCall) -> Magic:
     line of a cell before any line runs, so a misspelt one fails the cell at once)."""
     magic = MAGICS.get(call.name)
     prefix = "%%" if call.cell else "%"
+    if call.name in LATER and not call.cell:
+        raise NotImplementedError(LATER[call.name])
     if magic is None or (call.cell != (magic.usage.startswith("%%"))):
         known = ", ".join(m.usage.split()[0] for m in MAGICS.values())
         raise MagicError(f"unknown meta-command {prefix}{call.name}; known: {known}")

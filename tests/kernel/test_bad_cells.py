@@ -24,7 +24,8 @@ CELLS = 320          # random cells, besides the interrupted and the cpu ones be
 TIMEOUT = 60
 
 KINDS = {"SyntaxError", "TypeError", "NameError", "IndexError", "DivisionByZero", "SizeError",
-         "OutOfMemory", "Interrupted", "MagicError", "NotImplementedError"}
+         "OutOfMemory", "Interrupted", "MagicError", "NotImplementedError", "LoadError",
+         "ZeroDivisionError"}
 
 SETUP = ("let probe_a = 41\n"
          "def probe_f x = x * 2\n"
@@ -91,7 +92,7 @@ def _run_time_error(rng: random.Random) -> str:
 
 
 def _bad_magic(rng: random.Random) -> str:
-    return rng.choice(["%target nosuch", "%show nosuch", "%budget x", "%", "%%python\nx = 1",
+    return rng.choice(["%target nosuch", "%show nosuch", "%budget x", "%", "%%python\nx = 1 / 0",
                        "%target interp extra", "%who extra", "%time", "%step", "%%who",
                        f"%frob_{rng.randint(0, 99)}", "%load a b", "%dashboard", "%reset now",
                        "%show", "%stages nosuch_name + 1", "%time 1 / 0", "%show typed )(",
