@@ -72,6 +72,11 @@ CASES = {
     "rows thread": (ROWS.format(width=5, rows=7), "thread"),
     "rows warp": (ROWS.format(width=100, rows=5), "warp"),
     "rows block": (ROWS.format(width=300, rows=3), "block"),
+    # a grid of one block: every variant loops over more segments than it has threads for
+    "thread, one block": (SEGMENTED.format(lens="map (\\i -> i % 5) (iota 70)"), "thread"),
+    "warp, one block": (SEGMENTED.format(lens=MEDIUM), "warp"),
+    "block, one block": (SEGMENTED.format(lens=LONG), "block"),
+    "rows warp, one block": (ROWS.format(width=40, rows=5), "warp"),
 }
 
 
@@ -86,6 +91,7 @@ def run_cases() -> dict[str, dict]:
         with tempfile.NamedTemporaryFile("w", suffix=".accel", delete=False) as f:
             f.write(text)
         printed = {}
+        device.SIM_MAX_BLOCKS = 1 if name.endswith("one block") else 4
         for target in ("interp", "cuda"):
             segmented.CHOSEN.clear()
             out = io.StringIO()
