@@ -51,11 +51,11 @@ class Reduction:
 @dataclass(frozen=True)
 class Parts:
     """What every variant of one kernel statement shares."""
-    params: list[str]          # after `n`: (`width`,) the inputs' leaves, the outputs, `err`
+    params: tuple[str, ...]    # after `n`: (`width`,) the inputs' leaves, the outputs, `err`
     start: str                 # the first element of segment `s`
     end: str                   # past its last element
-    element: list[str]         # the element code and its stores (for element `i`), unindented
-    reductions: list[Reduction]
+    element: tuple[str, ...]   # the element code and its stores (for element `i`), unindented
+    reductions: tuple[Reduction, ...]
 
 
 def write(writer: CudaKernelWriter) -> tuple[list[str], list[str]]:
@@ -79,7 +79,8 @@ def write(writer: CudaKernelWriter) -> tuple[list[str], list[str]]:
         start, end, sizes = f"{offsets}[s]", f"{offsets}[s + 1]", ["n"]
     else:
         start, end, sizes = "s * width", "start + width", ["n", "width"]
-    parts = Parts(sizes + writer.param_names() + outs + ["err"], start, end, element, reds)
+    parts = Parts((*sizes, *writer.param_names(), *outs, "err"), start, end,
+                  tuple(element), tuple(reds))
     lines = writer.header()
     types = writer.param_types()
     for variant in KERNEL_VARIANTS:
@@ -90,7 +91,7 @@ def write(writer: CudaKernelWriter) -> tuple[list[str], list[str]]:
     return lines[:-2], host(writer, kind, aligned, outputs, reductions, outs)
 
 
-def _indented(lines: list[str], indent: str) -> list[str]:
+def _indented(lines: tuple[str, ...], indent: str) -> list[str]:
     return [indent + line for line in lines]
 
 
@@ -136,8 +137,8 @@ def warp_kernel(name: str, p: Parts, body: CudaBody) -> list[str]:
     lines += _tile(p, " " * 12) or ["            pass"]
     for r in p.reductions:
         lines += warp_fold(f"x_{r.name}", "sg_count", _call(body, r), r.elem, " " * 12)
-        lines += ["            if sg_lane == 0:",
-                  f"                run_{r.name} = {_call(body, r)(f'run_{r.name}', f'x_{r.name}')}"]
+        fold = _call(body, r)(f"run_{r.name}", f"x_{r.name}")
+        lines += ["            if sg_lane == 0:", f"                run_{r.name} = {fold}"]
     if p.reductions:
         lines.append("        if sg_lane == 0:")
         lines += [f"            out_{r.name}[s] = run_{r.name}" for r in p.reductions]
