@@ -1,7 +1,8 @@
 """The `cuda` target's segmented and rows kernels (`backends/cuda/codegen_segmented.py`): each
 variant (a thread, a warp, a block per segment or row), forced by the lengths, gives what
 `interp` gives, value or error, on the CUDA simulator; and every kernel compiles to PTX for
-sm_80 and sm_90.
+sm_80 and sm_90. With `ACCEL_CUDA_SEGMENTED_ALL=1`, also every program of tests/programs/ with
+every segmented and rows launch forced to the warp, then the block variant.
 
 The programs run in a child process (numba.cuda chooses the simulator when imported), with
 blocks of 64 threads (two warps: the block variant's fold across warps runs), and report
@@ -145,5 +146,30 @@ def test_every_segmented_kernel_compiles_to_ptx():
         check_compiles(module)
 
 
+def run_programs_forced(variant: str) -> dict[str, str]:
+    """Every program of tests/programs/ (`test_cuda_programs`) with every segmented and rows
+    launch made with `variant`, in blocks of two warps."""
+    from accel_kernel.backends.cuda import device, segmented
+    device.SIM_THREADS = 64
+    segmented.choose_kernel = lambda stats: variant
+    from test_cuda_programs import run_every_program
+    return run_every_program()
+
+
+@pytest.mark.skipif(os.environ.get("ACCEL_CUDA_SEGMENTED_ALL") != "1",
+                    reason="every program with every variant: ACCEL_CUDA_SEGMENTED_ALL=1 "
+                           "(about 2 minutes)")
+@pytest.mark.parametrize("variant", ["warp", "block"])
+def test_every_program_with_each_variant(variant):
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NUMBA_ENABLE_CUDASIM": "1"}
+    done = subprocess.run([sys.executable, __file__, variant], env=env, cwd=REPO,
+                          capture_output=True, text=True, timeout=1200)
+    assert done.returncode == 0, done.stderr
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from test_cuda_programs import check
+    check(json.loads(done.stdout.splitlines()[-1]))
+
+
 if __name__ == "__main__":
-    print(json.dumps(run_cases()))
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    print(json.dumps(run_programs_forced(sys.argv[1]) if sys.argv[1:] else run_cases()))
