@@ -107,6 +107,7 @@ def _run(kernel: Any, n: int, args: list[Any], device_outputs: list[Any],
         warnings.simplefilter("ignore", RuntimeWarning)
         kernel[blocks, threads](n, *args, *device_outputs, *device_err)
     for out, device_out in zip(outputs, device_outputs):
-        device_out.copy_to_host(out.reshape(-1))
+        if out.size:            # (an empty one: a segmented kernel's over empty segments)
+            device_out.copy_to_host(out.reshape(-1))
     if err is not None:
         device_err[0].copy_to_host(err)

@@ -16,7 +16,11 @@ scans by shuffles), both for any lengths; inclusive or exclusive.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import deque
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
 
 from .blocks import Operator, helpers
 from .primitives import BLOCK, ERR, Element, Kernel, Source, np_name, signature
@@ -214,3 +218,60 @@ def seg_scan(p: str, op: Operator, elem: Element, block: int = BLOCK) -> Source:
                         *("\n".join(k) for k in (thread, blk, launcher))])
     sig = signature("int64", "int64[::1]", "boolean", *elem.types, arr, ERR)
     return Source(text, (Kernel(f"{p}_thread", sig), Kernel(f"{p}_block", sig)), p)
+
+
+# ---------------------------------------------------------------------- generated kernels
+# What the segmented and rows kernels of the codegen (`codegen_segmented.py`) use: the
+# variant of a launch, its grid, and the in-order warp fold of a prefix of valid lanes.
+
+KERNEL_VARIANTS = ("thread", "warp", "block")    # a generated kernel's (rows: `width`)
+CHOSEN: deque[tuple[str, str]] = deque(maxlen=256)   # (kernel, variant) of recent launches
+
+
+def choose_kernel(stats: SegmentStats) -> str:
+    """`choose` for a generated kernel: segments of one length (rows) take the variant their
+    length asks for (one thread, warp or block per row; no 2-D kernel of its own)."""
+    return choose(replace(stats, regular=False))
+
+
+def pick(kernel: str, offsets: Any) -> str:
+    """The variant of a segmented kernel for a host array of offsets (recorded in `CHOSEN`)."""
+    return _picked(kernel, SegmentStats.of(np.diff(offsets)))
+
+
+def pick_rows(kernel: str, rows: int, width: int) -> str:
+    """The variant of a rows kernel: `rows` rows of `width` elements."""
+    return _picked(kernel, SegmentStats(rows, float(width), width, True))
+
+
+def _picked(kernel: str, stats: SegmentStats) -> str:
+    from .simulator import install, simulated
+    if simulated():                  # the simulator's warp intrinsics (idempotent)
+        install()
+    variant = choose_kernel(stats)
+    CHOSEN.append((kernel, variant))
+    return variant
+
+
+def launch_grid(variant: str, segments: int) -> tuple[int, int]:
+    """(blocks, threads) of a launch: a thread, a warp or a block per segment (grid-stride
+    loops over the segments past the grid)."""
+    from .device import grid
+    _, threads = grid(1)
+    per = {"thread": 1, "warp": 32, "block": threads}[variant]
+    return grid(max(1, segments) * per)
+
+
+def warp_fold(value: str, count: str, call: Any, elem: str, indent: str) -> list[str]:
+    """Lines that fold `value` over the lanes of a warp in order, lane 0 getting the fold of
+    lanes 0 .. count - 1 (count >= 1; the others' values are never used: no padding with a
+    neutral element). `call(a, b)` is the operator's code; `elem` the scalar type (a bool
+    travels as an int32). Every lane of the warp runs these lines."""
+    out = []
+    for delta in (1, 2, 4, 8, 16):
+        moved = (f"cuda.shfl_down_sync(0xffffffff, numba.int32({value}), {delta}) != 0"
+                 if elem == "bool" else f"cuda.shfl_down_sync(0xffffffff, {value}, {delta})")
+        out += [f"{indent}sg_other = {moved}",
+                f"{indent}if sg_lane + {delta} < {count}:",
+                f"{indent}    {value} = {call(value, 'sg_other')}"]
+    return out
