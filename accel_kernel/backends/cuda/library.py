@@ -32,6 +32,7 @@ one (pinned while the call runs, freed after), else they are plain numba.cuda ar
 from __future__ import annotations
 
 import contextlib
+import warnings
 from typing import Any, Callable
 
 import numpy as np
@@ -149,6 +150,18 @@ def sources(kind: str, dtype: str, block: int, max_blocks: int) -> list[P.Source
                                      max_blocks)]
 
 
+def kernel_signatures() -> list[P.Kernel]:
+    """The kernels of `KERNELS` with every signature they are launched with (for PTX)."""
+    i64, err = "int64[::1]", P.ERR
+    out = [P.Kernel("winners", P.signature("int64", i64, "boolean", i64, i64, i64, err)),
+           P.Kernel("buckets", P.signature("int64", i64, "int64", i64, err))]
+    for dtype in ("boolean", "int8", "uint8", "int16", "float16", *VALUE_TYPES):
+        arr = f"{dtype}[::1]"
+        out += [P.Kernel("gather", P.signature("int64", i64, arr, arr, err)),
+                P.Kernel("pick", P.signature("int64", i64, arr, arr, arr, err))]
+    return out
+
+
 _NAMESPACES: dict[tuple[str, str, bool], dict[str, Any]] = {}
 
 
@@ -198,6 +211,10 @@ class Workspace:
         return array
 
     def __enter__(self) -> "Workspace":
+        # the simulator's threads compute with numpy scalars outside the caller's
+        # `np.errstate`: wrapping integer arithmetic (atomics too) must not warn there
+        self.stack.enter_context(warnings.catch_warnings())
+        warnings.simplefilter("ignore", RuntimeWarning)
         return self
 
     def __exit__(self, *exc: Any) -> None:
