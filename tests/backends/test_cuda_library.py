@@ -127,6 +127,46 @@ def _segment_cases() -> dict[str, str]:
     return results
 
 
+def _pool_cases() -> dict[str, str]:
+    """Through a device pool: the same values; every buffer freed when the call ends (an
+    alloc and a free event each); a budget too small for the call is the accel error
+    OutOfMemory."""
+    from accel_kernel.backends.cuda import library as L
+    from accel_kernel.backends.cuda.memory import NumbaAllocator
+    from accel_kernel.lang.errors import OutOfMemory
+    from accel_kernel.runtime.budget import DevicePool
+    rng = np.random.default_rng(5)
+    keys, ix = rng.normal(size=40), rng.integers(-2, 12, size=40)
+    calls = {"pool_sort": ("sort", [keys]),
+             "pool_scatter": ("scatter", [np.zeros(10), ix, keys]),
+             "pool_rbi_float": ("reduce_by_index", [np.zeros(10), 0.0, ix, keys]),
+             "pool_rbi_int": ("reduce_by_index", [np.zeros(10, np.int64), 0, ix, ix])}
+    fns = (_plus(),)
+    results = {}
+    for name, (fn, args) in calls.items():
+        pool = DevicePool(NumbaAllocator(), budget=1 << 20)
+        with pool.events.recording() as events:
+            got = L.library(None, fn, args, fns, None, pool)
+        kinds = [e.kind for e in events]
+        want = L.library(None, fn, args, fns, None, None)
+        good = (got is not None and _same(got, want) and pool.live_bytes == 0
+                and kinds.count("alloc") == kinds.count("free") > 0)
+        results[name] = "ok" if good else f"{got} != {want}, {kinds}, {pool.describe()}"
+    try:
+        L.library(None, "sort", [keys], (), None, DevicePool(NumbaAllocator(), budget=200))
+        results["pool_too_small"] = "no error"
+    except OutOfMemory:
+        results["pool_too_small"] = "ok"
+    return results
+
+
+def _plus():
+    """The ScalarFn of `(+)`, as the flattener gives `reduce_by_index`."""
+    from accel_kernel.ir.flat import ScalarFn
+    from accel_kernel.lang import ast
+    return ScalarFn((), ast.OpFunc("+"), ())
+
+
 def _same(a, b) -> bool:
     if isinstance(a, tuple):
         return isinstance(b, tuple) and len(a) == len(b) and all(map(_same, a, b))
@@ -155,6 +195,8 @@ def child() -> dict[str, str]:
     results.update(_segment_cases())
     sort.RANK_MAX = 2
     results.update({f"radix {k}": v for k, v in _segment_cases().items()})
+    sort.RANK_MAX = 2048
+    results.update(_pool_cases())
     return results
 
 
@@ -173,6 +215,8 @@ def test_every_case_on_the_simulator(simulated_results):
                 | {"seg_sort_floats", "seg_sort_i32", "seg_sort_by_tuple", "seg_sort_by_f32",
                    "seg_scatter"})
     expected |= {f"radix {n}" for n in expected if n.startswith("seg_")}
+    expected |= {"pool_sort", "pool_scatter", "pool_rbi_float", "pool_rbi_int",
+                 "pool_too_small"}
     assert set(simulated_results) == expected
     bad = {k: v for k, v in simulated_results.items() if v != "ok"}
     assert not bad
@@ -213,6 +257,44 @@ def test_every_kernel_compiles_to_ptx_and_assembles(cc):
     for kernel in kernels:
         (report,) = ptx.assemble(ptx.compile_ptx(ns[kernel.name], kernel.signature, cc), arch)
         assert report.arch == arch and report.spill_stores == 0, report.show()
+
+
+def test_on_a_gpu():
+    """Large inputs on a real GPU (radix sorts, many blocks, contended atomics), against the
+    numpy target's library; skips without a GPU."""
+    numba_cuda = pytest.importorskip("numba.cuda")
+    from accel_kernel.backends.cuda.simulator import simulated
+    if simulated() or not numba_cuda.is_available():
+        pytest.skip("no GPU")
+    from accel_kernel.backends.cuda import library as L
+    from accel_kernel.backends.numpy import library as N
+    rng = np.random.default_rng(11)
+    n = 300_000
+    floats = rng.normal(size=n)
+    floats[::97] = np.nan
+    floats[::89] = -0.0
+    ints = rng.integers(-1000, 1000, size=n)
+    ix = rng.integers(-5, 5000, size=n)
+    offsets = np.concatenate([[0], np.cumsum(rng.integers(0, 5000, size=100))])
+    offsets[-1] = n
+    offsets = np.minimum(offsets, n)
+    calls = [("sort", [floats]), ("sort", [ints.astype(np.int32)]),
+             ("sort_by", [(ints // 7, floats), ints]),
+             ("scatter", [np.zeros(5000), ix, floats]),
+             ("reduce_by_index", [np.zeros(5000), 0.0, ix, floats]),
+             ("reduce_by_index", [np.zeros(5000, np.int64), 0, ix, ints])]
+    for name, args in calls:
+        if name == "reduce_by_index":        # the numpy target's rule: ufunc.at, in order
+            dest, _, indices, values = args
+            want, ok = dest.copy(), (indices >= 0) & (indices < len(dest))
+            np.add.at(want, indices[ok], values[ok])
+        else:
+            want = N.library(None, name, args, (), None)
+        assert _same(L.library(None, name, args, (_plus(),), None), want), name
+    for name, args in (("sort", []), ("sort_by", [ints])):
+        want = N.seg_library(None, name, offsets, floats, args, (), None)
+        got = L.seg_library(None, name, offsets, floats, args, (), None)
+        assert got is not None and _same(got[1], want[1]), name
 
 
 if __name__ == "__main__":

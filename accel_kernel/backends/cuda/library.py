@@ -324,7 +324,7 @@ def _scatter(dest: Any, indices: np.ndarray, values: Any, seg: np.ndarray | None
         return None
     m, n = length(dest), len(indices)
     if m == 0 or n == 0:
-        return tuple_copy(dest)
+        return _copy(dest)
     with Workspace(pool) as ws:
         winner = ws.upload(np.full(m, -1, np.int64))
         segmented = seg is not None
@@ -342,9 +342,9 @@ def _scatter(dest: Any, indices: np.ndarray, values: Any, seg: np.ndarray | None
         return one(dest, values)
 
 
-def tuple_copy(value: Any) -> Any:
+def _copy(value: Any) -> Any:
     if isinstance(value, tuple):
-        return tuple(tuple_copy(v) for v in value)
+        return tuple(_copy(v) for v in value)
     return np.array(value, copy=True)
 
 
@@ -404,7 +404,8 @@ def seg_library(ctx: Any, name: str, offsets: np.ndarray, values: Any, args: lis
         out = _sorted(ctx, name, [*args, values], fns, offsets, pool)
     elif name == "scatter":            # (is offsets, is values, vs offsets, vs values)
         index_offsets, indices, value_offsets, new = args
-        if not np.array_equal(sizes_of(index_offsets), sizes_of(value_offsets)):
+        if not (len(index_offsets) == len(offsets) and np.array_equal(
+                sizes_of(index_offsets), sizes_of(value_offsets))):
             return None                # the host raises the length error
         out = _scatter(values, indices, new, segment_ids(index_offsets), offsets, pool)
     else:
