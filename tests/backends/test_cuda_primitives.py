@@ -103,6 +103,9 @@ def _sources(block: int = BLOCK, max_blocks: int = MAX_BLOCKS) -> list[P.Source]
             for kind in P.ATOMIC]
     out += [sort.radix_sort(f"sort_{dtype}", dtype, block, max_blocks)
             for dtype in sort.SORTED_TYPES]
+    out += [sort.rank_sort(f"rank_{dtype}", dtype, block, max_blocks)
+            for dtype in sort.SORTED_TYPES]
+    out.append(P.reduce_by_index_sorted("runs_add", "add", "float64", block, max_blocks))
     return out
 
 
@@ -151,7 +154,8 @@ def _close(got, want, name) -> None:
 # the kernels compiled to PTX (each compilation takes 0.1-0.3 s): every template once, and
 # the reductions and scans with other operators and element types (booleans: `red_any`)
 PTX_CHECKED = {"red_sum_f", "scan_sum_f", "seg_sum_f", "segscan_sum_f", "red_comm", "keep",
-               "red_max_f", "hist_add", "hist_min", "hist_max", "sort_float64"}
+               "red_max_f", "hist_add", "hist_min", "hist_max", "sort_float64", "rank_float64",
+               "runs_add"}
 SIZES = (0, 1, 31, 33, 130)     # 130: five tiles of 32 over two blocks
 
 
@@ -258,6 +262,42 @@ def test_radix_sort_words_order_floats_and_integers(sim):
         by_words = np.argsort(words.copy_to_host().view(np.uint64), kind="stable")
         np.testing.assert_array_equal(by_words, np.argsort(keys, kind="stable"))
         np.testing.assert_array_equal(order.copy_to_host(), np.arange(n))
+
+
+def test_rank_sort_per_segment(sim):
+    """The order within each segment (empty ones too): stable, NaN last, -0.0 equal to 0.0;
+    integers with the extremes."""
+    offsets = _segments([0, 5, 1, 0, 40, 3])
+    floats = np.random.default_rng(4).integers(-3, 4, size=49).astype(np.float64)
+    floats[[1, 7, 20]] = np.nan
+    floats[[2, 9, 30]] = -0.0
+    ints = np.random.default_rng(5).integers(-3, 4, size=49).astype(np.int64)
+    ints[[3, 8]] = -2**63, 2**63 - 1
+    seg = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
+    for keys, name in ((floats, "rank_float64"), (ints, "rank_int64")):
+        order = _run(sim, name, len(keys), keys, len(offsets) - 1, offsets).copy_to_host()
+        np.testing.assert_array_equal(order, np.lexsort((keys, seg)))
+    assert _run(sim, "rank_int64", 0, ints[:0], 1, np.zeros(2, np.int64)).shape == (0,)
+
+
+def test_reduce_by_index_sorted_folds_in_input_order(sim):
+    """Each bucket folded from the destination's value in input order, as a sequential
+    loop (float sums to the last bit); bucket m (out of range) left alone."""
+    ns, simulator = sim
+    rng = np.random.default_rng(8)
+    m = 6
+    keys = rng.integers(0, m + 1, size=90).astype(np.int64)
+    values = rng.normal(size=90) * 10.0 ** rng.integers(-8, 9, size=90)
+    dest = rng.normal(size=m)
+    want = dest.copy()
+    for k, v in zip(keys, values):
+        if k < m:
+            want[k] = want[k] + v
+    order = np.argsort(keys, kind="stable")
+    out = simulator.to_device(dest.copy())
+    ns["runs_add"](len(keys), simulator.to_device(order), simulator.to_device(keys),
+                   simulator.to_device(values), out, simulator.to_device(np.zeros(3, np.int64)))
+    assert out.copy_to_host().tobytes() == want.tobytes()
 
 
 def _segments(lengths: list[int]) -> np.ndarray:

@@ -7,7 +7,7 @@ source written to the kernel cache directory and imported, cached by the source'
 its `Compiled` record and its executor, which calls each kernel's host function
 (`<name>_host(inputs..., alloc) -> (outputs, err)`) and raises the error its `err` array
 reports, deferred length errors included. Only the library functions differ: `cpu`
-compiles them for the CPU with numba, here they run as the `numpy` target runs them.
+compiles them for the CPU with numba, here `library.py` runs them on the device (else numpy).
 """
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ from ...ir import flat as F
 from ...runtime.memory import Memory
 from ..cpu import driver as cpu_driver
 from ..cpu.driver import Compiled
-from ..numpy.executor import Executor
 from .codegen import generate
 from .device import unavailable
+from .library import run_library, run_seglibrary
 from .memory import RunAllocator
 
 if TYPE_CHECKING:
@@ -45,9 +45,9 @@ def _executor_class(compiled: Compiled) -> type:
 
     class CudaExecutor(base):              # type: ignore[misc, valid-type]
         """`cpu`'s executor (kernels through their host functions), with the library
-        functions of the `numpy` target."""
-        _library = Executor._library
-        _seglibrary = Executor._seglibrary
+        functions on the device where `library.py` takes them, else the `numpy` target's."""
+        _library = run_library
+        _seglibrary = run_seglibrary
 
         def allocator(self) -> Any:
             return RunAllocator(compiled.memory)

@@ -298,3 +298,34 @@ def reduce_by_index(p: str, kind: str, dtype: str, index: Element, value: Elemen
                 "    return out"]
     kernels = (Kernel(f"{p}_atomic", signature("int64", *index.types, f"{dtype}[::1]", ERR)),)
     return Source("\n\n".join(["\n".join(kernel), "\n".join(launcher)]), kernels, p)
+
+
+def reduce_by_index_sorted(p: str, combine: str, dtype: str, block: int = BLOCK,
+                           max_blocks: int = MAX_BLOCKS) -> Source:
+    """`reduce_by_index` for any operator `combine(a, b, err)` (a device function) and for
+    floats, in the interpreter's order: `out[j] = combine(out[j], v)` for each value of
+    bucket `j` in input order, so float sums are those of a sequential loop. The input comes
+    sorted: `keys` (int64: the bucket of each element, `m` for an out-of-range index) and
+    `order` (their stable ascending order, from `sort.py`). The thread at the first position
+    of a run of one bucket folds the run into `out[j]` (a copy of the destination: `m`
+    values), in place: each bucket has one writer, so no atomics and the same result every
+    run. A bucket's run is folded by one thread: a very long run is slow, not wrong. The
+    launcher `p(n, order, keys, values, out, err)`."""
+    kernel = ["@jit", f"def {p}_runs(n, order, keys, values, out, err):",
+              "    m = out.shape[0]",
+              "    for i in range(cuda.grid(1), n, cuda.gridsize(1)):",
+              "        j = keys[order[i]]",
+              "        if j < m and (i == 0 or keys[order[i - 1]] != j):",
+              "            acc = out[j]",
+              "            k = i",
+              "            while k < n and keys[order[k]] == j:",
+              f"                acc = {combine}(acc, values[order[k]], err)",
+              "                k += 1",
+              "            out[j] = acc"]
+    launcher = [f"def {p}(n, order, keys, values, out, err):",
+                f"    blocks = min(max((n + {block - 1}) // {block}, 1), {max_blocks})",
+                f"    {p}_runs[blocks, {block}](n, order, keys, values, out, err)",
+                "    return out"]
+    i64, arr = "int64[::1]", f"{dtype}[::1]"
+    kernels = (Kernel(f"{p}_runs", signature("int64", i64, i64, arr, arr, ERR)),)
+    return Source("\n\n".join(["\n".join(kernel), "\n".join(launcher)]), kernels, p)

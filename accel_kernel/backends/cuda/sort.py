@@ -10,6 +10,11 @@ one-block carries of `primitives`), and a scatter of each key and its index to i
 position (`i - ones before` for a 0, `zeros + ones before` for a 1). Passes stop at the
 highest bit where the words differ (at most 64 passes of three kernels): simple and stable,
 not fast (a 4-bit digit per pass with per-block histograms is the next step).
+
+`rank_sort` is the short-segment variant, one launch after the words: each element counts
+the elements of its segment that come before it (a smaller word, or an equal one at a smaller
+index) and writes its index at that rank. Quadratic in a segment's length, so for segments
+of at most RANK_MAX elements, where it beats the radix sort's up to 192 launches.
 """
 from __future__ import annotations
 
@@ -18,6 +23,25 @@ from .primitives import (BLOCK, ERR, MAX_BLOCKS, Element, Kernel, Source, carrie
                          grid_lines, partials_kernel, range_scan, reduction, signature)
 
 SORTED_TYPES = ("int64", "float64")
+SIGN = "numba.int64(-9223372036854775808)"
+RANK_MAX = 2048       # the longest segment `rank_sort` takes (each thread reads its segment)
+
+
+def word_lines(dtype: str) -> list[str]:
+    """Kernel lines: `keys[i]`, the int64 word of `bits[i]` (the key's bits) whose unsigned
+    order is the keys' order."""
+    if dtype == "int64":
+        return [f"        keys[i] = bits[i] ^ {SIGN}"]
+    return ["        u = bits[i]",
+            f"        if u == {SIGN}:",
+            "            u = numba.int64(0)",
+            "        if (u & 0x7FF0000000000000) == 0x7FF0000000000000 and "
+            "(u & 0x000FFFFFFFFFFFFF) != 0:",
+            "            keys[i] = numba.int64(-1)",
+            "        elif u < 0:",
+            "            keys[i] = ~u",
+            "        else:",
+            f"            keys[i] = u ^ {SIGN}"]
 
 
 def radix_sort(p: str, dtype: str, block: int = BLOCK, max_blocks: int = MAX_BLOCKS) -> Source:
@@ -30,23 +54,9 @@ def radix_sort(p: str, dtype: str, block: int = BLOCK, max_blocks: int = MAX_BLO
     add = Operator(f"{p}_add", "int64", "0")
     bit = Element("", ("keys", "shift"), ("int64[::1]", "int64"))
     flag = "(keys[i] >> shift) & 1"
-    sign = "numba.int64(-9223372036854775808)"
-    if dtype == "float64":
-        word = ["        u = bits[i]",
-                "        if u == " + sign + ":",
-                "            u = numba.int64(0)",
-                "        if (u & 0x7FF0000000000000) == 0x7FF0000000000000 and "
-                "(u & 0x000FFFFFFFFFFFFF) != 0:",
-                "            keys[i] = numba.int64(-1)",
-                "        elif u < 0:",
-                "            keys[i] = ~u",
-                "        else:",
-                f"            keys[i] = u ^ {sign}"]
-    else:
-        word = [f"        keys[i] = bits[i] ^ {sign}"]
     words = ["@jit", f"def {p}_words(n, bits, keys, order, err):",
              "    for i in range(cuda.grid(1), n, cuda.gridsize(1)):",
-             *word,
+             *word_lines(dtype),
              "        order[i] = i"]
     split = ["@jit",
              f"def {p}_split(n, per, keys, shift, carries, ones, out_keys, order, out_order, "
@@ -103,4 +113,48 @@ def radix_sort(p: str, dtype: str, block: int = BLOCK, max_blocks: int = MAX_BLO
                Kernel(f"{p}_carries", signature("int64", i64, i64, i64, ERR)),
                Kernel(f"{p}_split", signature("int64", "int64", i64, "int64", i64, i64, i64, i64,
                                          i64, ERR)))
+    return Source(text, kernels, p)
+
+
+def rank_sort(p: str, dtype: str, block: int = BLOCK,
+              max_blocks: int = MAX_BLOCKS) -> Source:
+    """The launcher `p(n, keys, segments, offsets, alloc, err)` (device arrays: keys of
+    `dtype`, the int64 `segments + 1` offsets, from 0 to n) returns the device int64 array of
+    the stable ascending order within each segment (flat positions)."""
+    if dtype not in SORTED_TYPES:
+        raise NotImplementedError(f"cuda: sorting `{dtype}` keys is not built yet")
+    words = ["@jit", f"def {p}_words(n, bits, keys, err):",
+             "    for i in range(cuda.grid(1), n, cuda.gridsize(1)):",
+             *word_lines(dtype),
+             # signed order from here on: the words' unsigned order
+             f"        keys[i] = keys[i] ^ {SIGN}"]
+    rank = ["@jit", f"def {p}_rank(n, segments, offsets, words, order, err):",
+            "    for i in range(cuda.grid(1), n, cuda.gridsize(1)):",
+            "        lo, hi = 0, segments         # the last segment starting at or before i",
+            "        while hi - lo > 1:",
+            "            mid = (lo + hi) // 2",
+            "            if offsets[mid] <= i:",
+            "                lo = mid",
+            "            else:",
+            "                hi = mid",
+            "        w = words[i]",
+            "        before = offsets[lo]",
+            "        for j in range(offsets[lo], offsets[lo + 1]):",
+            "            v = words[j]",
+            "            if v < w or (v == w and j < i):",
+            "                before += 1",
+            "        order[before] = i"]
+    launcher = [f"def {p}(n, keys, segments, offsets, alloc, err):",
+                "    order = alloc(n, np.int64)",
+                "    if n == 0:",
+                "        return order",
+                "    words = alloc(n, np.int64)",
+                f"    blocks = min(max((n + {block - 1}) // {block}, 1), {max_blocks})",
+                f"    {p}_words[blocks, {block}](n, keys.view(np.int64), words, err)",
+                f"    {p}_rank[blocks, {block}](n, segments, offsets, words, order, err)",
+                "    return order"]
+    i64 = "int64[::1]"
+    kernels = (Kernel(f"{p}_words", signature("int64", i64, i64, ERR)),
+               Kernel(f"{p}_rank", signature("int64", "int64", i64, i64, i64, ERR)))
+    text = "\n\n".join(["\n".join(words), "\n".join(rank), "\n".join(launcher)])
     return Source(text, kernels, p)
