@@ -13,7 +13,9 @@ were before the cell (`Session.snapshot`/`restore`), so nothing of a failed cell
 `%budget [SIZE|off]` shows or sets the session's device memory budget (`512MB`, `2GB`,
 `1.5GiB`: `runtime.budget.parse_size`): it bounds the device memory of the `cuda` target
 (`runtime/budget.py` evicts least recently used buffers to host memory past it); shown with
-each device pool's use. `%time` adds a line counting the runtime's events of its run.
+each device pool's use. `%cudasim` runs the `cuda` target on numba's CUDA simulator where
+there is no GPU (`backends/cuda/choose_simulator.py`). `%time` adds a line counting the
+runtime's events of its run.
 
 Errors: an unknown or misused meta-command raises `MagicError` (ename `MagicError`); a
 meta-command that later issues bring (`%load`, ...) raises `NotImplementedError` naming the
@@ -235,6 +237,13 @@ def _budget(ctx: MagicContext, args: str) -> MagicOutput:
     return MagicOutput(stdout=["\n".join(lines) + "\n"])
 
 
+def _cudasim(ctx: MagicContext, args: str) -> MagicOutput:
+    """`%cudasim`: the `cuda` target on numba's CUDA simulator where there is no GPU."""
+    _no_args("cudasim", args)
+    from ..backends.cuda.choose_simulator import simulate_without_gpu
+    return MagicOutput(stdout=[simulate_without_gpu() + "\n"])
+
+
 BUDGET_BOUNDS = ("it bounds the device memory of the `cuda` target (past it the least recently "
                  "used buffers move to host memory, and come back when used)")
 
@@ -414,6 +423,8 @@ MAGICS: dict[str, Magic] = {m.name: m for m in [
     Magic("budget", "%budget [SIZE|off]",
           "show or set the cuda target's device memory budget, e.g. %budget 512MB", _budget,
           lambda: f"    SIZE: {SIZE_FORMS[len('a size: '):]}\n    {BUDGET_BOUNDS}\n"),
+    Magic("cudasim", "%cudasim", "where there is no GPU, run the cuda target on numba's CUDA "
+          "simulator (before the first cuda cell)", _cudasim),
     Magic("load", "%load NAME PATH", "bind NAME to data from .npy/.npz/.json/.parquet",
           _pending("%load is not available yet: it arrives with data loading")),
     Magic("python", "%%python", "a Python cell sharing values with accel",
