@@ -320,7 +320,7 @@ def _show(ctx: MagicContext, args: str) -> MagicOutput:
         if not hasattr(stages[-1].program, "params"):    # only cuda's module has them
             raise NotImplementedError("%show ptx shows the kernels of the cuda target: "
                                       "%target cuda first")
-        from ..backends.cuda.ptx import listing
+        from ..backends.cuda.choose_simulator import ptx_listing as listing
         return MagicOutput(displays=[{"text/plain": listing(stages[-1].program)}])
     name, target = _stage_and_target(args, "show")
     target, stages = _compile_stages(ctx, target, "show", stop_after=name)

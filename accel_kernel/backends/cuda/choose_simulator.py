@@ -6,12 +6,17 @@ numba.cuda decides between the GPU and the simulator once, when it is imported
 through the CUDA driver library itself (`cuInit`, `cuDeviceGetCount`: importing numba.cuda
 to ask would fix the choice) and, when there is none and numba.cuda is not imported yet,
 turns the simulator on; it returns one line saying what the `cuda` target runs on.
+`ptx_listing(code)` gives `%show ptx` its listing under the simulator too.
 """
 from __future__ import annotations
 
 import ctypes
 import os
+import pickle
+import subprocess
 import sys
+from pathlib import Path
+from typing import Any
 
 _DRIVER_LIBRARIES = ("libcuda.so.1", "libcuda.so", "nvcuda.dll", "libcuda.dylib")
 
@@ -53,3 +58,31 @@ def simulate_without_gpu() -> str:
         from numba.core import config
         config.reload_config()
     return ON_SIMULATOR
+
+
+def ptx_listing(code: Any) -> str:
+    """`ptx.listing(code)` (every kernel's PTX and ptxas' report). The simulator replaces
+    numba.cuda's compiler for the whole process, so there the listing is made by a child
+    process without it, from the module's source and kernel parameters."""
+    from .device import simulated
+    from .ptx import listing
+    if not simulated():
+        return listing(code)
+    module = (code.source, code.key, code.params)
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [_PACKAGE_ROOT, env.get("PYTHONPATH")]))
+    done = subprocess.run([sys.executable, "-c", _CHILD], input=pickle.dumps(module), env=env,
+                          capture_output=True, timeout=600)
+    if done.returncode != 0:
+        tail = done.stderr.decode(errors="replace").strip().splitlines()[-1:]
+        raise RuntimeError(f"cuda: the PTX listing's process failed: {' '.join(tail)}")
+    return done.stdout.decode()
+
+
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[3])
+_CHILD = """
+import pickle, sys, types
+from accel_kernel.backends.cuda.ptx import listing
+source, key, params = pickle.load(sys.stdin.buffer)
+sys.stdout.write(listing(types.SimpleNamespace(source=source, key=key, params=params)))
+"""
