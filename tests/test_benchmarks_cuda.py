@@ -63,5 +63,21 @@ def test_baselines_compile_to_ptx():
             assert report.spill_stores == 0, (kernel.__name__, report.show())
 
 
+@pytest.mark.parametrize("simulator", [True, False])
+def test_the_gpu_benchmarks_refuse_without_a_gpu(simulator: bool):
+    """`run_targets --targets cuda` with no GPU (or on the simulator): one line, exit 2."""
+    from accel_kernel.backends.cuda.choose_simulator import gpu_count
+    if gpu_count() and not simulator:
+        pytest.skip("a GPU is here: the benchmarks would run")
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    env.update({"PYTHONPATH": str(REPO), **({"NUMBA_ENABLE_CUDASIM": "1"} if simulator else {})})
+    done = subprocess.run([sys.executable, "-m", "benchmarks.run_targets", "--targets", "cuda"],
+                          env=env, cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 2, done.stderr[-3000:]
+    (line,) = done.stdout.splitlines()
+    assert line.startswith("benchmarks: --targets cuda times a GPU and there is none here")
+    assert line.endswith("no simulator timings")
+
+
 if __name__ == "__main__":
     print(json.dumps(run_baselines()))
