@@ -12,7 +12,8 @@ cell tagged `raises-exception` (a budget too small on purpose: `interp` has no b
 The simulator runs a Python thread per GPU thread, so the few cells made of large inputs run
 here on smaller ones: `SMALLER` lists each replacement (each must still match its notebook).
 A cell that needs a kernel kind not built yet on `cuda` must say so (NotImplementedError,
-"not built yet"): those are listed (`-rA` or `-s` prints them), never silently skipped.
+"not built yet"): those are listed (`-rA` or `-s` prints them), never silently skipped, and
+then run on `interp` in the `cuda` session, so that the next cells find their globals.
 """
 from __future__ import annotations
 
@@ -47,25 +48,40 @@ def cells(path: Path) -> list[tuple[str, bool]]:
 
 
 def outcome(session, source: str, name: str, cuda: bool) -> list:
-    """["value", text], ["error", kind, line] or ["not built", message] of one cell."""
-    from accel_kernel.kernel.magics import split_cell
+    """["value", text], ["error", kind, line] or ["not built", message] of one cell. A cell
+    not built on `cuda` then runs on `interp` in the same session (as `%target interp` would),
+    so that the globals it binds are there for the next cells."""
     from accel_kernel.lang.errors import AccelError
-    snapshot, text = session.snapshot(), None
+    snapshot = session.snapshot()
     try:
-        for segment in split_cell(source):
-            if segment.magic is None:
-                result = session.execute(segment.padded_code(), name)
-                text = result.text if result.has_value else text
-            elif cuda and segment.magic.name == "budget" and segment.magic.args:
-                args = segment.magic.args.strip()
-                session.set_budget(None if args.lower() == "off" else args)
+        return ["value", run_cell(session, source, name, cuda)]
     except AccelError as err:
         session.restore(snapshot)
         return ["error", err.kind, err.span.line if err.span is not None else None]
     except NotImplementedError as err:
         session.restore(snapshot)
+        target = session.target
+        session.set_target("interp")
+        try:
+            run_cell(session, source, name, cuda)
+        except AccelError:
+            session.restore(snapshot)
+        session.set_target(target)
         return ["not built", str(err)]
-    return ["value", text]
+
+
+def run_cell(session, source: str, name: str, cuda: bool) -> str | None:
+    """The cell's code segments in turn (`%budget` on `cuda`); the last value's text."""
+    from accel_kernel.kernel.magics import split_cell
+    text = None
+    for segment in split_cell(source):
+        if segment.magic is None:
+            result = session.execute(segment.padded_code(), name)
+            text = result.text if result.has_value else text
+        elif cuda and segment.magic.name == "budget" and segment.magic.args:
+            args = segment.magic.args.strip()
+            session.set_budget(None if args.lower() == "off" else args)
+    return text
 
 
 def run_every_cell() -> dict[str, list]:
