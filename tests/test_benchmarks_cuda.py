@@ -55,7 +55,10 @@ def test_baselines_give_numpys_answers_on_the_simulator():
                     reason="PTX needs numba.cuda's compiler, not the simulator")
 def test_baselines_compile_to_ptx():
     from accel_kernel.backends.cuda.ptx import assemble, compile_ptx
+    from benchmarks import cuda_baselines
     from benchmarks.cuda_baselines import SIGNATURES
+    kernels = {v for v in vars(cuda_baselines).values() if hasattr(v, "py_func")}
+    assert kernels == set(SIGNATURES), "every kernel of cuda_baselines needs its signature"
     for kernel, signature in SIGNATURES.items():
         for cc in ((8, 0), (9, 0)):
             ptx = compile_ptx(kernel, signature, cc)

@@ -143,5 +143,24 @@ def test_cudasim_chooses_the_simulator_after_numba_is_imported():
     assert done.stdout == f"{ON_SIMULATOR}\n[3, 6, 9]\n"
 
 
+def test_show_ptx_on_the_simulator():
+    """`%show ptx` in a process on the simulator (notebook 06 on a machine with no GPU): the
+    listing comes from a child process without it, with ptxas' report per kernel."""
+    script = ("from accel_kernel.kernel.magics import MagicContext, parse_magic, run_magic\n"
+              "from accel_kernel.session import Session\n"
+              "session = Session(target='cuda')\n"
+              "session.execute('def inc (xs: []i64) : []i64 = map (\\\\x -> x + 1) xs')\n"
+              "out = run_magic(parse_magic('%show ptx inc'), MagicContext(session))\n"
+              "print(out.displays[0]['text/plain'])\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NUMBA_ENABLE_CUDASIM": "1"}
+    done = subprocess.run([sys.executable, "-c", script], env=env, cwd=REPO,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    heads = [line for line in done.stdout.splitlines() if line.startswith("// kernel")]
+    assert [h.split(",")[1].split(":")[0].strip() for h in heads] == ["sm_80", "sm_90"]
+    assert all("registers" in h and "0/0 bytes spilled" in h for h in heads), heads
+    assert ".entry" in done.stdout
+
+
 if __name__ == "__main__":
     print(json.dumps(run_every_cell()))

@@ -50,6 +50,8 @@ def simulate_without_gpu() -> str:
         if simulated():
             return ON_SIMULATOR
         return ON_GPU.format(count=len(cuda.gpus)) if cuda.is_available() else TOO_LATE
+    if os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0"):
+        return ON_SIMULATOR                    # chosen when the process started
     count = gpu_count()
     if count:
         return ON_GPU.format(count=count)
