@@ -115,14 +115,15 @@ def cupy_variant(name: str) -> Callable[[dict[str, Any]], Any] | None:
     """CuPy's code for a workload (host data in, a host result out), or None."""
     import cupy as cp
 
-    def segments(d):
-        offsets = cp.asarray(d["offsets"])
-        rows = len(d["offsets"]) - 1
-        return cp.repeat(cp.arange(rows), cp.diff(offsets).get().tolist()), rows
-
     def seg_sum(d):
-        ids, rows = segments(d)
-        return cp.bincount(ids, weights=cp.asarray(d["values"]), minlength=rows).get()
+        """Each value's row: a 1 at every row start, summed up; then a weighted count."""
+        import cupyx
+        offsets, values = cp.asarray(d["offsets"]), cp.asarray(d["values"])
+        starts = cp.zeros(values.size, dtype=cp.int64)
+        inner = offsets[1:-1]
+        cupyx.scatter_add(starts, inner[inner < values.size], 1)
+        return cp.bincount(cp.cumsum(starts), weights=values,
+                           minlength=len(d["offsets"]) - 1).get()
 
     def smvm(d):
         from cupyx.scipy.sparse import csr_matrix
