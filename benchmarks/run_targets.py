@@ -3,6 +3,11 @@ and the numba CPU back end"), every variant in the same process on the same inpu
 
     python -m benchmarks.run_targets [--scale S] [--targets numpy,cpu] [--repeat N]
                                      [--budget SECONDS] [--only NAME[,NAME]] [--threads T]
+    python -m benchmarks.run_targets --targets cuda [--scale S] [--repeat N] [--only NAME]
+
+`--targets cuda` (alone) runs the GPU benchmarks of benchmarks/run_cuda.py instead: the
+`cuda` target against hand-written numba.cuda kernels and CuPy, in GB/s against the device's
+peak; without a GPU it refuses in one line (no simulator timings).
 
 For each workload of benchmarks/workloads.py, each baseline and each accel target asked for
 (a target that raises NotImplementedError is skipped, saying so) is timed three ways:
@@ -272,6 +277,12 @@ def main(argv: list[str] | None = None) -> int:
         import numba
         numba.set_num_threads(args.threads)
     targets = [t.strip() for t in args.targets.split(",") if t.strip()]
+    if "cuda" in targets:              # the GPU table (benchmarks/run_cuda.py), on its own
+        if targets != ["cuda"]:
+            raise SystemExit("--targets cuda runs the GPU benchmarks on their own: "
+                             "give it alone")
+        from . import run_cuda
+        return run_cuda.main(args)
     chosen = W.select(args.only)
 
     command = " ".join(["python -m benchmarks.run_targets"] + [

@@ -18,7 +18,7 @@ NOTEBOOK_DIR = REPO / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
 KERNEL_NAME = "accel"
 ACCEL_ERROR_KINDS = {"SyntaxError", "TypeError", "NameError", "IndexError", "DivisionByZero",
-                     "SizeError"}
+                     "SizeError", "OutOfMemory"}
 
 
 def kernelspec_installed() -> bool:

@@ -13,7 +13,9 @@ were before the cell (`Session.snapshot`/`restore`), so nothing of a failed cell
 `%budget [SIZE|off]` shows or sets the session's device memory budget (`512MB`, `2GB`,
 `1.5GiB`: `runtime.budget.parse_size`): it bounds the device memory of the `cuda` target
 (`runtime/budget.py` evicts least recently used buffers to host memory past it); shown with
-each device pool's use. `%time` adds a line counting the runtime's events of its run.
+each device pool's use. `%cudasim` runs the `cuda` target on numba's CUDA simulator where
+there is no GPU (`backends/cuda/choose_simulator.py`). `%time` adds a line counting the
+runtime's events of its run.
 
 Errors: an unknown or misused meta-command raises `MagicError` (ename `MagicError`); a
 meta-command that a later issue brings (`LATER`: `%dashboard`) raises `NotImplementedError`
@@ -239,6 +241,13 @@ def _budget(ctx: MagicContext, args: str) -> MagicOutput:
     return MagicOutput(stdout=["\n".join(lines) + "\n"])
 
 
+def _cudasim(ctx: MagicContext, args: str) -> MagicOutput:
+    """`%cudasim`: the `cuda` target on numba's CUDA simulator where there is no GPU."""
+    _no_args("cudasim", args)
+    from ..backends.cuda.choose_simulator import simulate_without_gpu
+    return MagicOutput(stdout=[simulate_without_gpu() + "\n"])
+
+
 BUDGET_BOUNDS = ("it bounds the device memory of the `cuda` target (past it the least recently "
                  "used buffers move to host memory, and come back when used)")
 
@@ -315,7 +324,7 @@ def _show(ctx: MagicContext, args: str) -> MagicOutput:
         if not hasattr(stages[-1].program, "params"):    # only cuda's module has them
             raise NotImplementedError("%show ptx shows the kernels of the cuda target: "
                                       "%target cuda first")
-        from ..backends.cuda.ptx import listing
+        from ..backends.cuda.choose_simulator import ptx_listing as listing
         return MagicOutput(displays=[{"text/plain": listing(stages[-1].program)}])
     name, target = _stage_and_target(args, "show")
     target, stages = _compile_stages(ctx, target, "show", stop_after=name)
@@ -455,6 +464,8 @@ MAGICS: dict[str, Magic] = {m.name: m for m in [
     Magic("budget", "%budget [SIZE|off]",
           "show or set the cuda target's device memory budget, e.g. %budget 512MB", _budget,
           lambda: f"    SIZE: {SIZE_FORMS[len('a size: '):]}\n    {BUDGET_BOUNDS}\n"),
+    Magic("cudasim", "%cudasim", "where there is no GPU, run the cuda target on numba's CUDA "
+          "simulator (before the first cuda cell)", _cudasim),
     Magic("load", "%load NAME PATH [KEY]", "bind NAME to data from .npy/.npz/.json/.parquet",
           _load, _load_details),
     Magic("python", "%%python", "a Python cell sharing values with accel (numpy, Awkward)",
