@@ -41,8 +41,8 @@ let r = let ys = map (\\x -> x * 2.0) xs in (ys, reduce (+) 100.0 ys, reduce max
     # operators that do not commute
     "order": """let n = {n}
 let xs = map (\\i -> (i * 7919) % 13 - 6) (iota n)
-(reduce (\\a b -> if b != 0 then b else a) 5 xs, reduce (\\a b -> b) (-1) (map (\\x -> x * 3 + 1) xs),
- reduce (\\a b -> a) 3 xs)
+(reduce (\\a b -> if b != 0 then b else a) 5 xs,
+ reduce (\\a b -> b) (-1) (map (\\x -> x * 3 + 1) xs), reduce (\\a b -> a) 3 xs)
 """,
     # bool, i32 and f32 reductions, an operator reading a variable
     "types": """let n = {n}

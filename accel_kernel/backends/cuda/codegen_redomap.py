@@ -99,7 +99,7 @@ class _Redomap:
     def fold_tile(self, r: int, first: str) -> list[str]:
         """Thread 0 folds the tile's fold `k_t<r>` into the block's `k_acc<r>` (the block's
         first tile starts it)."""
-        p, fname, free = self.ops[r]
+        _, fname, free = self.ops[r]
         return ["        if k_tid == 0:",
                 f"            if {first}:",
                 f"                k_acc{r} = k_t{r}",
