@@ -123,3 +123,49 @@ def helpers(p: str, op: Operator, block: int) -> str:
         "    cuda.syncthreads()",
         f"    return {op.call('before', 'acc')}, {op.call('before', 'prev')}, total",
     ])
+
+
+def counted_reduce(p: str, fname: str, dtype: str, nfree: int) -> str:
+    """The source of `{p}_warp_reduce(acc, lane, count, *free, err)` and
+    `{p}_block_reduce(acc, count, wsum, *free, err)` for the operator `fname(a, b, *free,
+    err)` on `dtype` values (a numba type name), for the generated kernels (`@cuda.jit`).
+
+    Only the first `count` values (of the warp; of the block) are folded: the lanes past them
+    hold anything, never a neutral element (a program's `ne` need not be neutral, and is
+    applied once by the caller). Lane 0 (thread 0) gets the in-order fold of the valid
+    values when `count >= 1`. `wsum`: a shared array of 32 slots (one per warp of any block
+    up to 1024 threads). Every thread of the block calls `{p}_block_reduce` together."""
+    if dtype not in SHUFFLED:
+        raise NotImplementedError(f"cuda: reductions over `{dtype}` values are not built yet")
+    free = "".join(f"k_fr{k}, " for k in range(nfree))
+    op = Operator(fname, dtype, "0")
+    steps = []
+    for delta in (1, 2, 4, 8, 16):
+        # lane l holds the fold of [l, min(l + delta, count)); it takes the next run's
+        steps += [f"    other = {_shuffle(op, 'down', 'acc', str(delta))}",
+                  f"    if lane + {delta} < count:",
+                  f"        acc = {fname}(acc, other, {free}err)"]
+    return "\n".join([
+        "@cuda.jit(device=True)",
+        f"def {p}_warp_reduce(acc, lane, count, {free}err):",
+        "    # lane 0 gets the in-order fold of lanes 0 .. count - 1 (count <= 32)",
+        *steps,
+        "    return acc",
+        "",
+        "",
+        "@cuda.jit(device=True)",
+        f"def {p}_block_reduce(acc, count, wsum, {free}err):",
+        "    # thread 0 gets the in-order fold of threads 0 .. count - 1",
+        "    lane = cuda.threadIdx.x % 32",
+        "    warp = cuda.threadIdx.x // 32",
+        f"    acc = {p}_warp_reduce(acc, lane, min(count - warp * 32, 32), {free}err)",
+        "    if lane == 0 and warp * 32 < count:",
+        "        wsum[warp] = acc",
+        "    cuda.syncthreads()",
+        "    warps = (count + 31) // 32",
+        "    if lane < warps:",
+        "        acc = wsum[lane]",
+        f"    acc = {p}_warp_reduce(acc, lane, warps, {free}err)",
+        "    cuda.syncthreads()",
+        "    return acc",
+    ])
