@@ -356,13 +356,17 @@ class _Filter(_Kind):
         lines = [*shared, "    k_run = numba.int64(0)"]
         lines += [f"    k_rf{r} = numba.int32(1)\n    k_rv{r} = {body.value(s.op.ne)}"
                   for r, (s, _, _, _) in enumerate(reds)]
-        lines += [*PARTS, "        k_keep = numba.int64(0)"]
+        lines += ["    k_tid = cuda.threadIdx.x",
+                  "    k_parts = k_nb if n > 0 else 0",
+                  "    for k_base in range(0, k_parts, cuda.blockDim.x):",
+                  "        k_j = k_base + k_tid",
+                  "        k_keep = numba.int64(0)"]
         lines += [f"        k_f{r} = numba.int32(0)\n        k_x{r} = {zero_code(e)}"
                   for r, (_, _, _, e) in enumerate(reds)]
-        lines += ["        if k_j < k_nb:", "            k_keep = part_n[k_j]"]
+        lines += ["        if k_j < k_parts:", "            k_keep = part_n[k_j]"]
         lines += [f"            k_f{r} = part_f{r}[k_j]\n            k_x{r} = part_v{r}[k_j]"
                   for r in range(len(reds))]
-        lines += [scan_count, "        if k_j < k_nb:",
+        lines += [scan_count, "        if k_j < k_parts:",
                   "            starts[k_j] = k_run + (k_ev if k_ef != 0 else 0)",
                   "        k_run += k_tv"]
         for r, (_, p, free, _) in enumerate(reds):
@@ -404,8 +408,9 @@ class _Filter(_Kind):
             lines += ["    if err[0]:", f"        return {_tuple(unwritten)}, err"]
         lines += GRID
         lines += [f"    {name} = alloc((k_blocks,), {DTYPES[e]})" for name, e in parts]
-        lines.append("    " + self.launch(partials, [], [_out(t) for t in full]
-                                          + [name for name, _ in parts]))
+        lines += ["    if n > 0:      # else no partials: the carries kernel reads none",
+                  "        " + self.launch(partials, [], [_out(t) for t in full]
+                                          + [name for name, _ in parts])]
         reds_out = [f"red{r}" for r in range(len(reds))]
         lines += ["    starts = alloc((k_blocks,), np.int64)", "    total = alloc((1,), np.int64)"]
         lines += [f"    red{r} = alloc((1,), {DTYPES[e]})" for r, (_, _, _, e) in enumerate(reds)]
