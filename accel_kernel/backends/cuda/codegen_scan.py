@@ -124,7 +124,7 @@ PARTS = ["    k_tid = cuda.threadIdx.x",
          "    for k_base in range(0, k_nb, cuda.blockDim.x):",
          "        k_j = k_base + k_tid"]
 
-GRID = ["    k_blocks, k_threads = device.grid(n)",
+GRID = ["    k_blocks, k_threads = k_device.grid(n)",
         "    k_per = (-(-n // k_threads) + k_blocks - 1) // k_blocks"]
 
 
@@ -181,8 +181,8 @@ class _Kind:
         """The host function up to its length checks: (its lines, the checks)."""
         params = [python_name(v.name) for v in self.k.inputs]
         lines = [f"def {self.name}_host({', '.join(params + ['alloc'])}):",
-                 "    from accel_kernel.backends.cuda import device",
-                 "    if device.simulated():      # the simulator's warp shuffles",
+                 "    from accel_kernel.backends.cuda import device as k_device",
+                 "    if k_device.simulated():      # the simulator's warp shuffles",
                  "        from accel_kernel.backends.cuda.simulator import install",
                  "        install()"]
         lines += self.k.size_checks()
@@ -227,27 +227,28 @@ class _Scan(_Kind):
                     f"        k_if, k_iv, k_ef, k_ev, k_tf, k_tv = {p}_block_scan(k_f, k_x, "
                     f"k_wf_{p}, k_wv_{p}, {free}err)"]
 
-        partials = self.kernel("partials", [], [("part_f", "i32"), ("part_v", elem)], [
+        partials = self.kernel("partials", [], [("k_part_f", "i32"), ("k_part_v", elem)], [
             *_shared(p, elem), "    k_rf = numba.int32(0)", f"    k_rv = {zero}", *TILES,
             *tile(False),
             f"        k_rf, k_rv = {p}_combine(k_rf, k_rv, k_tf, k_tv, {free}err)",
-            "    if k_tid == 0:", "        part_f[cuda.blockIdx.x] = k_rf",
-            "        part_v[cuda.blockIdx.x] = k_rv"])
+            "    if k_tid == 0:", "        k_part_f[cuda.blockIdx.x] = k_rf",
+            "        k_part_v[cuda.blockIdx.x] = k_rv"])
         ne = self.body().value(scan.op.ne)
-        carries = self.kernel("carries", [("part_f", "array", "i32"),
-                                          ("part_v", "array", elem)], [("carries", elem)], [
+        carries = self.kernel("carries", [("k_part_f", "array", "i32"),
+                                          ("k_part_v", "array", elem)], [("k_carries", elem)], [
             *_shared(p, elem), "    k_rf = numba.int32(1)", f"    k_rv = {ne}", *PARTS,
             "        k_f = numba.int32(0)", f"        k_x = {zero}",
-            "        if k_j < k_nb:", "            k_f = part_f[k_j]", "            k_x = part_v[k_j]",
+            "        if k_j < k_nb:", "            k_f = k_part_f[k_j]",
+            "            k_x = k_part_v[k_j]",
             f"        k_if, k_iv, k_ef, k_ev, k_tf, k_tv = {p}_block_scan(k_f, k_x, "
             f"k_wf_{p}, k_wv_{p}, {free}err)",
             "        if k_j < k_nb:",
             f"            k_cf, k_cv = {p}_combine(k_rf, k_rv, k_ef, k_ev, {free}err)",
-            "            carries[k_j] = k_cv",
+            "            k_carries[k_j] = k_cv",
             f"        k_rf, k_rv = {p}_combine(k_rf, k_rv, k_tf, k_tv, {free}err)"])
         outs = [(_out(scan.targets[0]), elem)] + [(_out(t), element_type(t.rep)) for t in others]
-        apply = self.kernel("apply", [("carries", "array", elem)], outs, [
-            *_shared(p, elem), "    k_run = carries[cuda.blockIdx.x]", *TILES, *tile(True),
+        apply = self.kernel("apply", [("k_carries", "array", elem)], outs, [
+            *_shared(p, elem), "    k_run = k_carries[cuda.blockIdx.x]", *TILES, *tile(True),
             "        if i < n:",
             f"            {_out(scan.targets[0])}[i] = {self.op_call(scan, 'k_run', 'k_iv')}",
             "        if k_tf != 0:",
@@ -270,12 +271,13 @@ class _Scan(_Kind):
         (scan,) = [s for s in self.k.body if isinstance(s.op, F.Scan)]
         first = [_out(scan.targets[0])] + [o for o in outs if o != _out(scan.targets[0])]
         lines += ["    if n > 0:", *["    " + g for g in GRID],
-                  "        part_f = alloc((k_blocks,), np.int32)",
-                  f"        part_v = alloc((k_blocks,), {dtype})",
-                  "        " + self.launch(partials, [], ["part_f", "part_v"]),
-                  f"        carries = alloc((k_blocks,), {dtype})",
-                  "        " + self.launch(carries, ["part_f", "part_v"], ["carries"], one=True),
-                  "        " + self.launch(apply, ["carries"], first),
+                  "        k_part_f = alloc((k_blocks,), np.int32)",
+                  f"        k_part_v = alloc((k_blocks,), {dtype})",
+                  "        " + self.launch(partials, [], ["k_part_f", "k_part_v"]),
+                  f"        k_carries = alloc((k_blocks,), {dtype})",
+                  "        " + self.launch(carries, ["k_part_f", "k_part_v"], ["k_carries"],
+                                          one=True),
+                  "        " + self.launch(apply, ["k_carries"], first),
                   f"    return {_tuple(outs)}, err"]
         return lines
 
@@ -342,12 +344,12 @@ class _Filter(_Kind):
                       f"k_wf_{p}, k_wv_{p}, {free}err)",
                       f"        k_rf{r}, k_rv{r} = {p}_combine(k_rf{r}, k_rv{r}, k_tf, k_tv, "
                       f"{free}err)"]
-        lines += ["    if k_tid == 0:", "        part_n[cuda.blockIdx.x] = k_count"]
+        lines += ["    if k_tid == 0:", "        k_part_n[cuda.blockIdx.x] = k_count"]
         for r in range(len(reds)):
-            lines += [f"        part_f{r}[cuda.blockIdx.x] = k_rf{r}",
-                      f"        part_v{r}[cuda.blockIdx.x] = k_rv{r}"]
-        parts = [("part_n", "i64")] + [x for r, (_, _, _, e) in enumerate(reds)
-                                       for x in ((f"part_f{r}", "i32"), (f"part_v{r}", e))]
+            lines += [f"        k_part_f{r}[cuda.blockIdx.x] = k_rf{r}",
+                      f"        k_part_v{r}[cuda.blockIdx.x] = k_rv{r}"]
+        parts = [("k_part_n", "i64")] + [x for r, (_, _, _, e) in enumerate(reds)
+                                       for x in ((f"k_part_f{r}", "i32"), (f"k_part_v{r}", e))]
         partials = self.kernel("partials", [], [(_out(t), element_type(t.rep)) for t in full]
                                + parts, lines)
 
@@ -363,31 +365,31 @@ class _Filter(_Kind):
                   "        k_keep = numba.int64(0)"]
         lines += [f"        k_f{r} = numba.int32(0)\n        k_x{r} = {zero_code(e)}"
                   for r, (_, _, _, e) in enumerate(reds)]
-        lines += ["        if k_j < k_parts:", "            k_keep = part_n[k_j]"]
-        lines += [f"            k_f{r} = part_f{r}[k_j]\n            k_x{r} = part_v{r}[k_j]"
+        lines += ["        if k_j < k_parts:", "            k_keep = k_part_n[k_j]"]
+        lines += [f"            k_f{r} = k_part_f{r}[k_j]\n            k_x{r} = k_part_v{r}[k_j]"
                   for r in range(len(reds))]
         lines += [scan_count, "        if k_j < k_parts:",
-                  "            starts[k_j] = k_run + (k_ev if k_ef != 0 else 0)",
+                  "            k_starts[k_j] = k_run + (k_ev if k_ef != 0 else 0)",
                   "        k_run += k_tv"]
         for r, (_, p, free, _) in enumerate(reds):
             lines += [f"        k_a, k_b, k_c, k_d, k_tf, k_tv = {p}_block_scan(k_f{r}, k_x{r}, "
                       f"k_wf_{p}, k_wv_{p}, {free}err)",
                       f"        k_rf{r}, k_rv{r} = {p}_combine(k_rf{r}, k_rv{r}, k_tf, k_tv, "
                       f"{free}err)"]
-        lines += ["    if k_tid == 0:", "        total[0] = k_run"]
-        lines += [f"        red{r}[0] = k_rv{r}" for r in range(len(reds))]
+        lines += ["    if k_tid == 0:", "        k_total[0] = k_run"]
+        lines += [f"        k_red{r}[0] = k_rv{r}" for r in range(len(reds))]
         carries = self.kernel("carries", [(n, "array", e) for n, e in parts],
-                              [("starts", "i64"), ("total", "i64")]
-                              + [(f"red{r}", e) for r, (_, _, _, e) in enumerate(reds)], lines)
+                              [("k_starts", "i64"), ("k_total", "i64")]
+                              + [(f"k_red{r}", e) for r, (_, _, _, e) in enumerate(reds)], lines)
 
         scatter = None
         if compacted:
-            lines = [*shared, "    k_pos = starts[cuda.blockIdx.x]", *TILES, *element(False),
+            lines = [*shared, "    k_pos = k_starts[cuda.blockIdx.x]", *TILES, *element(False),
                      scan_count, "        if k_keep != 0:",
                      "            k_at = k_pos + (k_ev if k_ef != 0 else 0)"]
             lines += [f"            {_out(t)}[k_at] = k_o{j}" for j, t in enumerate(compacted)]
             lines += ["        k_pos += k_tv"]
-            scatter = self.kernel("scatter", [("starts", "array", "i64")],
+            scatter = self.kernel("scatter", [("k_starts", "array", "i64")],
                                   [(_out(t), element_type(t.rep)) for t in compacted], lines)
         return ["\n\n\n".join(self.functions)], self.host(reductions, reds, full, compacted, parts,
                                          partials, carries, scatter)
@@ -411,23 +413,24 @@ class _Filter(_Kind):
         lines += ["    if n > 0:      # else no partials: the carries kernel reads none",
                   "        " + self.launch(partials, [], [_out(t) for t in full]
                                           + [name for name, _ in parts])]
-        reds_out = [f"red{r}" for r in range(len(reds))]
-        lines += ["    starts = alloc((k_blocks,), np.int64)", "    total = alloc((1,), np.int64)"]
-        lines += [f"    red{r} = alloc((1,), {DTYPES[e]})" for r, (_, _, _, e) in enumerate(reds)]
+        reds_out = [f"k_red{r}" for r in range(len(reds))]
+        lines += ["    k_starts = alloc((k_blocks,), np.int64)",
+                  "    k_total = alloc((1,), np.int64)"]
+        lines += [f"    k_red{r} = alloc((1,), {DTYPES[e]})" for r, (_, _, _, e) in enumerate(reds)]
         lines.append("    " + self.launch(carries, [name for name, _ in parts],
-                                          ["starts", "total"] + reds_out, one=True))
+                                          ["k_starts", "k_total"] + reds_out, one=True))
         if compacted:
             lines += ["    if err[0]:", "        return None, err",
-                      "    total = int(device.host(total)[0])"]
+                      "    total = int(k_device.host(k_total)[0])"]
             for t in compacted:
                 lines.append(f"    {_out(t)} = alloc("
                              f"{self.k.shape_expr('filter', t, reductions)}, "
                              f"{DTYPES[element_type(t.rep)]})")
             lines.append("    if total > 0:")
-            lines.append("        " + self.launch(scatter, ["starts"],
+            lines.append("        " + self.launch(scatter, ["k_starts"],
                                                   [_out(t) for t in compacted]))
         by_target = {s.targets[0].name: r for r, (s, _, _, _) in enumerate(reds)}
-        results = [f"{DTYPES[element_type(t.rep)]}(device.host(red{by_target[t.name]})[0])"
+        results = [f"{DTYPES[element_type(t.rep)]}(k_device.host(k_red{by_target[t.name]})[0])"
                    if t in scalars else _out(t) for t in self.outputs]
         lines.append(f"    return {_tuple(results)}, err")
         return lines
