@@ -2,7 +2,7 @@
 `interp`, on the CUDA simulator in a child process (numba.cuda picks the simulator when it
 is imported): sizes 0, 1, 33, 70 and 130 (an empty block, ranges of several tiles per
 block), blocks of 32 and 128 threads (one warp, and the block scans' warp totals), a
-non-neutral `ne`, non-commutative operators (first, last), bool, i32, f64 and i64 scans,
+non-neutral `ne`, non-commutative operators (first, last), operators with free variables, bool, i32, f64 and i64 scans,
 compacted outputs beside values over all elements, reductions over kept and over all
 elements, and index errors inside the kernels (interp's error kind and position). Every
 kernel of those programs also compiles to PTX for sm_80 and sm_90 and assembles.
@@ -29,13 +29,14 @@ SCANS = """let xs = map (\\i -> (i * 7919) % 101 - 50) (iota {n})
 let a = scan (+) 5 xs
 let b = scan (\\p q -> q) 7 xs
 let c = scan (\\p q -> p) 7 xs
-let d = scan max 3 (map (\\x -> x % 7) xs)
+let m = length xs
+let d = scan (\\p q -> if m > 0 then max p q else p) 3 (map (\\x -> x % 7) xs)
 let e = scan (||) false (map (\\x -> x > 40) xs)
 let g = scan (+) 0.5 (map (\\x -> f64 x) xs)
 let h = scan min (i32 1000) (map i32 xs)
 let k = filter (\\y -> y > 0) (map (\\x -> x * 2) xs)
 let (big, small) = partition (\\x -> x > 10) xs
-let z = reduce (\\p q -> q) 3 (filter (\\x -> x < -45) xs)
+let z = reduce (\\p q -> if m >= 0 then q else p) 3 (filter (\\x -> x < -45) xs)
 let w = reduce (+) 5 (let (u, _) = partition (\\x -> x % 3 == 0) xs in u) * (let (p, q) = (2, [0 | x <- xs, let y = 0]) in p + length q)
 (a, b, c, d, e, g, h, k, big, small, z, length (filter (\\x -> x == 0) xs), reduce (+) 1 xs, w)
 """
