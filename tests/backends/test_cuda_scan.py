@@ -41,6 +41,15 @@ let w = reduce (+) 5 (let (u, _) = partition (\\x -> x % 3 == 0) xs in u) * (let
 (a, b, c, d, e, g, h, k, big, small, z, length (filter (\\x -> x == 0) xs), reduce (+) 1 xs, w)
 """
 
+# f32 scans, reductions of kept bool, i32 and f64 values (non-neutral `ne`)
+TYPES = """let xs = map (\\i -> (i * 37) % 11 - 5) (iota 45)
+let a = scan (+) (f32 0.5) (map f32 xs)
+let b = reduce (||) false (map (\\x -> x > 3) (filter (\\x -> x % 2 == 0) xs))
+let c = reduce (+) (i32 2) (map i32 (filter (\\x -> x > 0) xs))
+let d = reduce (+) 0.25 (map f64 (filter (\\x -> x < 0) xs))
+(a, b, c, d)
+"""
+
 ERRORS = ["""let xs = map (\\i -> i * 3) (iota 40)
 let a = scan (+) 0 (map (\\i -> xs[i + 1]) (iota 40))
 a
@@ -81,7 +90,8 @@ def run_all() -> list[str]:
     wrong = []
     for (threads, blocks), sizes in GRIDS:
         device.SIM_THREADS, device.SIM_MAX_BLOCKS = threads, blocks
-        texts = [SCANS.format(n=n) for n in sizes] + (ERRORS if threads == 32 else [])
+        texts = [SCANS.format(n=n) for n in sizes]
+        texts += [TYPES, *ERRORS] if threads == 32 else []
         for text in texts:
             want, got = outcome(text, "interp"), outcome(text, "cuda")
             if want != got or "accel" in got:
@@ -102,7 +112,7 @@ def test_scan_and_filter_kernels_give_interps_values_and_errors():
 def test_scan_and_filter_kernels_compile_to_ptx():
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from test_cuda_ptx import check_compiles, cuda_module
-    for k, text in enumerate([SCANS.format(n=33), ERRORS[1]]):     # gathers: ERRORS[1]
+    for k, text in enumerate([SCANS.format(n=33), TYPES]):
         module = cuda_module(text, f"scan{k}.accel")
         kinds = {code.kind for code in module.kernels.values()}
         assert kinds & {"scan", "filter"}, kinds
