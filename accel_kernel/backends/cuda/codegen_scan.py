@@ -183,8 +183,8 @@ class _Kind:
         lines = [f"def {self.name}_host({', '.join(params + ['alloc'])}):",
                  "    from accel_kernel.backends.cuda import device as k_device",
                  "    if k_device.simulated():      # the simulator's warp shuffles",
-                 "        from accel_kernel.backends.cuda.simulator import install",
-                 "        install()"]
+                 "        from accel_kernel.backends.cuda.simulator import install as k_install",
+                 "        k_install()"]
         lines += self.k.size_checks()
         lines.append(f"    n = {self.k.size_expr(self.k.op.kind, self.aligned)}")
         lines.append(f"    err = np.zeros({ERR_LENGTH}, np.int64)")
