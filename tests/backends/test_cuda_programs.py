@@ -26,12 +26,6 @@ from test_cuda_ptx import BUILTINS  # noqa: E402  (every scalar builtin, edge va
 pytestmark = pytest.mark.cuda
 
 REPO = Path(__file__).resolve().parents[2]
-<<<<<<< HEAD
-NOT_BUILT = re.compile(r"^accel: cuda: (scan|filter) kernels are not "
-=======
-NOT_BUILT = re.compile(r"^accel: cuda: (redomap|segmented|rows) kernels are not "
->>>>>>> scan
-                       r"built yet \(target cuda; --target interp runs it\)$")
 
 
 def run_every_program() -> dict[str, str]:
