@@ -18,9 +18,10 @@ itself refuses: the allocator raises `DeviceFull`) makes room in this order
 Every allocation, free, transfer, eviction and re-upload is an event on the pool's
 `EventStream` (`runtime/events.py`).
 
-The allocator (`Allocator`) does four things on device arrays (any objects): `allocate(shape,
-dtype)`, `upload(host ndarray)`, `download(device array) -> ndarray` and `release(device
-array)`; it raises `DeviceFull` when the device has no room.
+The allocator (`Allocator`) does five things on device arrays (any objects): `allocate(shape,
+dtype)`, `upload(host ndarray)`, `download(device array) -> ndarray`, `write(device array,
+host ndarray)` (into an existing array) and `release(device array)`; it raises `DeviceFull`
+when the device has no room.
 """
 from __future__ import annotations
 
@@ -48,6 +49,7 @@ class Allocator(Protocol):
     def upload(self, host: np.ndarray) -> Any: ...
     def download(self, device: Any) -> np.ndarray: ...
     def release(self, device: Any) -> None: ...
+    def write(self, device: Any, host: np.ndarray) -> None: ...
 
 
 _UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
@@ -169,17 +171,25 @@ class DevicePool:
         self._transfer(entry, "to_device", started)
         return self._handle(entry)
 
-    def to_host(self, buffer: Buffer) -> np.ndarray:
+    def to_host(self, buffer: Buffer, what: str = "value") -> np.ndarray:
         """The buffer's elements as a new numpy array (an evicted buffer is read from its host
-        copy, without going back to the device)."""
+        copy, without going back to the device). `what` the transfer event says it moves
+        (`value`; `err`: a launch's error flag)."""
         entry = self._check(buffer)
         if entry.device is None:
             assert entry.host is not None
             return entry.host.copy()
         started = time.perf_counter()
         out = self.allocator.download(entry.device)
-        self._transfer(entry, "to_host", started)
+        self._transfer(entry, "to_host", started, what)
         return out
+
+    def write(self, buffer: Buffer, host: np.ndarray, what: str = "value") -> None:
+        """Copy `host` (as many elements as the buffer has) into the buffer (a use)."""
+        device = self.touch(buffer)
+        started = time.perf_counter()
+        self.allocator.write(device, np.ascontiguousarray(host))
+        self._transfer(self._check(buffer), "to_device", started, what)
 
     def touch(self, buffer: Buffer) -> Any:
         """Mark the buffer used now (most recently used), upload it again if it was evicted,
@@ -388,7 +398,8 @@ class DevicePool:
         if self.events.active:
             self.events.emit(kind(self.device, entry.number, entry.nbytes, self.in_use, **extra))
 
-    def _transfer(self, entry: _Entry, direction: str, started: float) -> None:
+    def _transfer(self, entry: _Entry, direction: str, started: float,
+                  what: str = "value") -> None:
         if self.events.active:
             self.events.emit(E.Transfer(self.device, entry.number, entry.nbytes, direction,
-                                        time.perf_counter() - started))
+                                        time.perf_counter() - started, what))
