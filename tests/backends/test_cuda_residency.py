@@ -52,7 +52,7 @@ def test_in_the_simulator():
                            "-n", "0", str(Path(__file__).resolve())],
                           cwd=root, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-    assert "9 passed, 1 skipped" in done.stdout.splitlines()[-1]
+    assert "10 passed, 1 skipped" in done.stdout.splitlines()[-1]
 
 
 def _session(target: str = "cuda", budget=None):
@@ -114,6 +114,19 @@ def test_a_working_set_over_the_budget_is_out_of_memory_and_changes_nothing():
     assert session.execute("a").value == list(range(1, 65))
     session.set_budget(None)
     assert session.execute(CELLS[1] + "\nb").value == [2 * x for x in range(1, 65)]
+
+
+@needs_device
+def test_an_upload_over_the_budget_is_out_of_memory_at_the_kernel_reading_it():
+    from accel_kernel.lang.errors import OutOfMemory
+    session = _session("cpu", budget="300B")
+    session.execute("let xs = iota 64")
+    session.set_target("cuda")
+    with pytest.raises(OutOfMemory) as info:
+        session.execute("map (\\x -> x + 1) xs")
+    assert "a device buffer of 512 B does not fit in the memory budget of 300 B" \
+        in info.value.message
+    assert info.value.span is not None and info.value.span.line == 1
 
 
 @needs_device

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 import numpy as np
 
 from ...ir import flat as F
+from ...lang.errors import OutOfMemory
 from ...runtime.cancel import CancelToken
 from ...runtime.memory import Memory
 from ..cpu import driver as cpu_driver
@@ -210,6 +211,14 @@ def _executor_class(compiled: Compiled) -> type:
                     value = tuple(_host_scalars(v, r, self.residency)
                                   for v, r in zip(value, reps))
             return super()._bind_targets(stmt, value)
+
+        def _kernel(self, stmt: F.Stmt, op: F.Kernel) -> Any:
+            try:
+                return super()._kernel(stmt, op)
+            except OutOfMemory as error:       # an input's upload, before its host function
+                if error.span is None:
+                    error.span = stmt.span
+                raise
 
         def _writerows(self, stmt: F.Stmt, op: F.WriteRows) -> Any:
             out = super()._writerows(stmt, op)

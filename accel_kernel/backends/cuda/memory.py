@@ -20,10 +20,16 @@ GPU the handle itself works too (`__cuda_array_interface__`), not in the simulat
 `jit` takes no `extensions` either: pass the arrays. A launch takes its arrays from
 `working_set`: reading `a.array` then `b.array` may evict `a` to make room for `b`.
 
+What a run holds are `DeviceArray`s: a handle on a `Buffer` in some shape (`reshape` gives
+another handle on the same buffer). `RunAllocator` (the host functions' `alloc`) makes them;
+`device.launch` pins their buffers while a kernel runs.
+
 Values stay on the device between kernels and cells: `DeviceValue` is the `"device"` form
-of a `host.HostValue` (a flat value, `backends/numpy/values.py`, with `Buffer`s in place of
-its numpy arrays); it becomes flat host buffers only when read (`to_flat`, through
-`host.CONVERSIONS`). `device_value(pool, flat)` uploads a flat value.
+of a `host.HostValue` (a flat value, `backends/numpy/values.py`, with a `Placed` in place of
+each of its numpy arrays: the array's host copy, its `DeviceArray`, or both); it becomes
+flat host arrays only when read (`to_flat`, through `host.CONVERSIONS`), each downloaded
+once. `DeviceValue.from_flat(flat)` is a flat value not uploaded yet (the `cuda` driver
+uploads what its kernels read, once); `device_value(pool, flat)` uploads a flat value.
 
 The budget is the session's (`Session(budget=...)`, `%budget`), kept on the `Memory` that
 the session hands to every target run; events go to the session's stream. A CUDA
