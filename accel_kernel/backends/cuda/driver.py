@@ -26,6 +26,7 @@ Python (`run_call`) gives a flat value (its arrays downloaded).
 """
 from __future__ import annotations
 
+import weakref
 from collections import ChainMap
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Iterator
@@ -69,13 +70,16 @@ def compile_program(program: F.FlatProgram, options: CompileOptions,
 
 
 class Residency:
-    """Where the arrays of one run are: for each array seen, its host copy and its device
-    array, whichever were made (each at most once: `host` downloads, `device` uploads)."""
+    """Where the arrays of one run are: a device array's host copy (downloaded once, kept on
+    the handle: `DeviceArray.host_copy`), a host array's device array (uploaded once, kept
+    here while the host array lives). Nothing here outlives the arrays it pairs: a loop's
+    states come and go without piling up on the device."""
 
     def __init__(self, alloc: RunAllocator):
         self.alloc = alloc
-        self._host: dict[int, tuple[DeviceArray, np.ndarray]] = {}   # by id of the handle
-        self._device: dict[int, tuple[np.ndarray, DeviceArray]] = {}  # by id of the array
+        # id of a host array -> (weak reference to it, its device array: held strongly when
+        # uploaded for it, weakly when it is the device array's own host copy)
+        self._device: dict[int, tuple[weakref.ref, Any]] = {}
 
     def host(self, value: Any) -> Any:
         """`value` with every device array replaced by its host copy."""
@@ -85,31 +89,39 @@ class Residency:
         """`value` with every host array replaced by its device array."""
         return _map(value, self._device_array, np.ndarray)
 
-    def pair(self, host: np.ndarray, device: DeviceArray) -> None:
-        self._host[id(device)] = (device, host)
-        self._device[id(host)] = (host, device)
-
     def forget(self, value: Any) -> None:
-        """Forget the other form of `value`'s arrays (they were written in place)."""
+        """Forget the other form of `value`'s host arrays (they were written in place)."""
         for leaf in _leaves(value):
-            pair = self._device.pop(id(leaf), None) or self._host.pop(id(leaf), None)
-            if pair is not None:
-                self._host.pop(id(pair[1]), None)
-                self._device.pop(id(pair[1]), None)
+            known = self.device_of(leaf) if isinstance(leaf, np.ndarray) else leaf
+            self._device.pop(id(leaf), None)
+            if known is not None:
+                known.host_copy = None
+
+    def device_of(self, host: np.ndarray) -> DeviceArray | None:
+        known = self._device.get(id(host))
+        if known is None or known[0]() is not host:
+            return None
+        device = known[1]
+        return device() if isinstance(device, weakref.ref) else device
+
+    def _remember(self, host: np.ndarray, device: DeviceArray, uploaded: bool) -> None:
+        key = id(host)
+        self._device[key] = (weakref.ref(host, lambda _: self._device.pop(key, None)),
+                             device if uploaded else weakref.ref(device))
+        if not uploaded:
+            device.host_copy = host
 
     def _host_array(self, device: DeviceArray) -> np.ndarray:
-        known = self._host.get(id(device))
-        if known is None:
-            self.pair(device.to_host(), device)
-            known = self._host[id(device)]
-        return known[1]
+        if device.host_copy is None:
+            self._remember(device.to_host(), device, uploaded=False)
+        return device.host_copy
 
     def _device_array(self, host: np.ndarray) -> DeviceArray:
-        known = self._device.get(id(host))
-        if known is None:
-            self.pair(host, self.alloc.upload(host))
-            known = self._device[id(host)]
-        return known[1]
+        device = self.device_of(host)
+        if device is None:
+            device = self.alloc.upload(host)
+            self._remember(host, device, uploaded=True)
+        return device
 
     # ------------------------------------------------------------ values between cells
 
@@ -125,29 +137,28 @@ class Residency:
         if device is not None and device.buffer._pool is not self.alloc.pool:
             placed.to_host()                 # another session's device: read from the host
             device = None
-        if device is not None and placed.host is not None:
-            self.pair(placed.host, device)
-        return device if device is not None else placed.host
+        if device is None:
+            return placed.host
+        if placed.host is not None:          # the global keeps both alive
+            self._remember(placed.host, device, uploaded=False)
+        return device
 
     def settle(self, value: Any) -> None:
         """Keep in a global's `DeviceValue` the device arrays this run uploaded for it (and
         the host copies it downloaded), for the next runs."""
         if isinstance(value, DeviceValue):
             for placed in value.placed():
-                if placed.device is None and id(placed.host) in self._device:
-                    placed.device = self._device[id(placed.host)][1]
-                if placed.host is None and placed.device is not None \
-                        and id(placed.device) in self._host:
-                    placed.host = self._host[id(placed.device)][1]
+                if placed.device is None:
+                    placed.device = self.device_of(placed.host)
+                elif placed.host is None:
+                    placed.host = placed.device.host_copy
 
     def leave(self, value: Any) -> DeviceValue:
         """A value the run made, in the `"device"` form (with what is known of both forms)."""
         def place(leaf: Any) -> Placed:
             if isinstance(leaf, DeviceArray):
-                known = self._host.get(id(leaf))
-                return Placed(known[1] if known else None, leaf)
-            known_device = self._device.get(id(leaf))
-            return Placed(leaf, known_device[1] if known_device else None)
+                return Placed(leaf.host_copy, leaf)
+            return Placed(leaf, self.device_of(leaf))
         return DeviceValue(_map(value, place, (DeviceArray, np.ndarray)))
 
 
@@ -162,7 +173,8 @@ def _executor_class(compiled: Compiled) -> type:
 
         def __init__(self, *args: Any) -> None:
             super().__init__(*args)
-            self.residency: Residency = compiled.residency      # type: ignore[attr-defined]
+            self.residency: Residency = (getattr(compiled, "residency", None)    # `run`'s
+                                         or Residency(RunAllocator(compiled.memory)))
             self.structural = True           # a top-level block's results stay as they are
             for cls in self._ops:
                 self._ops[cls] = self._reading(self._ops[cls], issubclass(cls, STRUCTURAL))

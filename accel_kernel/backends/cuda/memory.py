@@ -96,12 +96,14 @@ class DeviceArray:
     """What a generated host function holds for an array of a `cuda` run: a thin handle over
     a pool `Buffer` in some shape (`reshape` gives another handle on the same buffer).
     `shape`, `size`, `dtype`, `ndim`, `nbytes` and `len` read no element; the elements are
-    read with `device.host(x)` (a download event), never by indexing or numpy."""
-    __slots__ = ("buffer", "shape")
+    read with `device.host(x)` (a download event), never by indexing or numpy. `host_copy`:
+    the host copy a run's host statements read (`driver.Residency`), once made."""
+    __slots__ = ("buffer", "shape", "host_copy", "__weakref__")
 
     def __init__(self, buffer: Buffer, shape: tuple[int, ...] | None = None):
         self.buffer = buffer
         self.shape = buffer.shape if shape is None else shape
+        self.host_copy: np.ndarray | None = None
 
     dtype = property(lambda self: self.buffer.dtype)
     ndim = property(lambda self: len(self.shape))
