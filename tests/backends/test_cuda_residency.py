@@ -52,7 +52,7 @@ def test_in_the_simulator():
                            "-n", "0", str(Path(__file__).resolve())],
                           cwd=root, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-    assert "10 passed, 1 skipped" in done.stdout.splitlines()[-1]
+    assert "12 passed, 1 skipped" in done.stdout.splitlines()[-1]
 
 
 def _session(target: str = "cuda", budget=None):
@@ -182,6 +182,27 @@ def test_a_host_statement_reads_a_device_value_once():
     with session.events.recording() as log:
         assert session.execute(cell).value == (16, 40)
     assert [(d, n) for d, _, n in _values(log)] == [("to_host", 320)]
+
+
+@needs_device
+def test_a_loops_states_read_on_the_host_do_not_pile_up_on_the_device():
+    session = _session()
+    cell = ("loop xs = map (\\x -> x * 2) (iota 1000) for i < 20 do "
+            "map (\\x -> x + xs[0] + 1) xs")           # xs[0]: the host reads each state
+    with session.events.recording() as log:
+        assert session.execute(cell).text == _interp([cell])
+    assert [e.kind for e in log].count("launch") == 21
+    pool = session.memory.devices["cuda:0"]
+    assert pool.live_bytes <= 8000 and pool.peak <= 6 * 8000
+
+
+@needs_device
+def test_a_def_called_from_python_on_cuda_gives_numpy_arrays():
+    import accel_kernel as acc
+    prog = acc.compile("let k = map (\\x -> x * 10) (iota 4)\n"
+                       "def addk (xs: []i64) : []i64 = map (\\p -> p.0 + p.1) (zip xs k)\n")
+    out = prog.run("addk", np.arange(4), target="cuda")
+    assert isinstance(out, np.ndarray) and out.tolist() == [0, 11, 22, 33]
 
 
 @needs_device
