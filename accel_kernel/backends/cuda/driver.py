@@ -214,15 +214,10 @@ def _executor_class(compiled: Compiled) -> type:
             finally:
                 self.env = saved
 
-        def _bind_targets(self, stmt: F.Stmt, value: Any) -> Any:
-            if isinstance(stmt.op, F.Kernel):   # a scalar a kernel gives is read on the host
-                reps = [t.rep for t in stmt.targets]
-                if len(reps) == 1:
-                    value = _host_scalars(value, reps[0], self.residency)
-                elif isinstance(value, tuple):
-                    value = tuple(_host_scalars(v, r, self.residency)
-                                  for v, r in zip(value, reps))
-            return super()._bind_targets(stmt, value)
+        def coerce(self, value: Any, rep: F.Rep) -> Any:
+            if not _shallow(value, rep):      # a scalar, or segments made regular: on the host
+                value = self.residency.host(value)
+            return super().coerce(value, rep)
 
         def _kernel(self, stmt: F.Stmt, op: F.Kernel) -> Any:
             try:
@@ -240,10 +235,19 @@ def _executor_class(compiled: Compiled) -> type:
     return CudaExecutor
 
 
-def _host_scalars(value: Any, rep: F.Rep, residency: Residency) -> Any:
-    if isinstance(rep, F.ScalarRep) and isinstance(value, DeviceArray):
-        return coerce(residency.host(value), rep)
-    return value
+def _shallow(value: Any, rep: F.Rep) -> bool:
+    """Whether `rows.coerce(value, rep)` reads no element of `value`'s device arrays (then
+    they stay on the device)."""
+    if not any(isinstance(leaf, DeviceArray) for leaf in _leaves(value)):
+        return True
+    if isinstance(rep, F.Regular):            # checks the dtype and rank
+        return isinstance(value, DeviceArray)
+    if isinstance(rep, F.TupleRep):
+        return isinstance(value, tuple) and all(map(_shallow, value, rep.parts))
+    if isinstance(rep, F.Segmented):          # segments, or a block seen as segments
+        return (_shallow(value.values, rep.inner) if isinstance(value, Segs)
+                else isinstance(value, DeviceArray))
+    return False                              # a scalar: read on the host
 
 
 class _HostView(Mapping):
