@@ -18,10 +18,11 @@ itself refuses: the allocator raises `DeviceFull`) makes room in this order
 Every allocation, free, transfer, eviction and re-upload is an event on the pool's
 `EventStream` (`runtime/events.py`).
 
-The allocator (`Allocator`) does five things on device arrays (any objects): `allocate(shape,
-dtype)`, `upload(host ndarray)`, `download(device array) -> ndarray`, `write(device array,
-host ndarray)` (into an existing array) and `release(device array)`; it raises `DeviceFull`
-when the device has no room.
+The allocator (`Allocator`) does these things on device arrays (any objects): `allocate(shape,
+dtype)`, `upload(host ndarray)`, `download(device array) -> ndarray` (or `download_elements(device
+array, start, stop)`: flat elements [start, stop)), `write(device array, host ndarray)` (into
+an existing array) and `release(device array)`; it raises `DeviceFull` when the device has
+no room.
 """
 from __future__ import annotations
 
@@ -50,6 +51,7 @@ class Allocator(Protocol):
     def download(self, device: Any) -> np.ndarray: ...
     def release(self, device: Any) -> None: ...
     def write(self, device: Any, host: np.ndarray) -> None: ...
+    def download_elements(self, device: Any, start: int, stop: int) -> np.ndarray: ...
 
 
 _UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
@@ -171,17 +173,24 @@ class DevicePool:
         self._transfer(entry, "to_device", started)
         return self._handle(entry)
 
-    def to_host(self, buffer: Buffer, what: str = "value") -> np.ndarray:
+    def to_host(self, buffer: Buffer, what: str = "value",
+                elements: tuple[int, int] | None = None) -> np.ndarray:
         """The buffer's elements as a new numpy array (an evicted buffer is read from its host
         copy, without going back to the device). `what` the transfer event says it moves
-        (`value`; `err`: a launch's error flag)."""
+        (`value`; `err`: a launch's error flag); `elements`: only the flat elements
+        [start, stop) (a rank-1 array of them)."""
         entry = self._check(buffer)
         if entry.device is None:
             assert entry.host is not None
+            if elements is not None:
+                return entry.host.reshape(-1)[elements[0]:elements[1]].copy()
             return entry.host.copy()
         started = time.perf_counter()
-        out = self.allocator.download(entry.device)
-        self._transfer(entry, "to_host", started, what)
+        if elements is None:
+            out = self.allocator.download(entry.device)
+        else:
+            out = self.allocator.download_elements(entry.device, *elements)
+        self._transfer(entry, "to_host", started, what, out.nbytes)
         return out
 
     def write(self, buffer: Buffer, host: np.ndarray, what: str = "value") -> None:
@@ -399,7 +408,8 @@ class DevicePool:
             self.events.emit(kind(self.device, entry.number, entry.nbytes, self.in_use, **extra))
 
     def _transfer(self, entry: _Entry, direction: str, started: float,
-                  what: str = "value") -> None:
+                  what: str = "value", nbytes: int | None = None) -> None:
         if self.events.active:
-            self.events.emit(E.Transfer(self.device, entry.number, entry.nbytes, direction,
-                                        time.perf_counter() - started, what))
+            self.events.emit(E.Transfer(self.device, entry.number,
+                                        entry.nbytes if nbytes is None else nbytes,
+                                        direction, time.perf_counter() - started, what))

@@ -173,15 +173,18 @@ def test_a_flat_global_is_uploaded_once_by_the_first_kernel_that_reads_it():
 
 
 @needs_device
-def test_a_host_statement_reads_a_device_value_once():
+def test_host_statements_read_a_device_value_once():
     session = _session()
     cell = ("let ys = map (\\x -> x * 2) (iota 40)\n"
-            "let s = ys[3] + ys[5]\n"          # two host statements (indexing) read ys
-            "let n = length ys\n"              # its length reads no element
-            "(s, n)")
+            "let s = ys[3] + ys[5]\n"          # indexing reads one element each
+            "let n = length ys\n"              # its length reads none
+            "let r = reverse ys\n"             # a library function reads them all, once
+            "let m = reverse ys\n"
+            "(s, n, ys[7], r[0] + m[1])")        # ys[7] from its host copy
     with session.events.recording() as log:
-        assert session.execute(cell).value == (16, 40)
-    assert [(d, n) for d, _, n in _values(log)] == [("to_host", 320)]
+        assert session.execute(cell).value == (16, 40, 14, 78 + 76)
+    assert [(d, n) for d, _, n in _values(log)] == [("to_host", 8), ("to_host", 8),
+                                                    ("to_host", 320)]
 
 
 @needs_device

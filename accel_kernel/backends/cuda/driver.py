@@ -40,7 +40,8 @@ from ...runtime.memory import Memory
 from ..cpu import driver as cpu_driver
 from ..cpu.driver import Compiled
 from ..numpy.executor import Executor, FlatCellValues
-from ..numpy.rows import coerce
+from ..numpy.costs import count
+from ..numpy.rows import check_indices
 from ..numpy.values import Segs
 from .codegen import generate
 from .device import unavailable
@@ -218,6 +219,17 @@ def _executor_class(compiled: Compiled) -> type:
             if not _shallow(value, rep):      # a scalar, or segments made regular: on the host
                 value = self.residency.host(value)
             return super().coerce(value, rep)
+
+        def _index(self, stmt: F.Stmt, op: F.Index) -> Any:
+            """`a[i]` of a device array reads row i alone (not a download of the array)."""
+            arr = super().atom(op.arr)
+            if not isinstance(arr, DeviceArray) or arr.host_copy is not None:
+                return super()._index(stmt, op)
+            i = self.atom(op.index)
+            check_indices(np.asarray(i), len(arr), stmt.span)
+            out = arr.row(int(i))
+            self._cost(stmt, count(out), 1)
+            return out
 
         def _kernel(self, stmt: F.Stmt, op: F.Kernel) -> Any:
             try:

@@ -66,6 +66,9 @@ class NumbaAllocator:
     def download(self, device: Any) -> np.ndarray:
         return device.copy_to_host()
 
+    def download_elements(self, device: Any, start: int, stop: int) -> np.ndarray:
+        return device.reshape(device.size)[start:stop].copy_to_host()
+
     def write(self, device: Any, host: np.ndarray) -> None:
         device.copy_to_device(host.reshape(device.shape))
 
@@ -132,6 +135,16 @@ class DeviceArray:
     def to_host(self) -> np.ndarray:
         """A host copy (a download event; an evicted buffer's host copy, without one)."""
         return self.buffer._pool.to_host(self.buffer).reshape(self.shape)
+
+    def row(self, i: int) -> Any:
+        """Row `i` as numpy's `array[i]` gives it (a numpy scalar of a rank-1 array): from the
+        host copy when there is one, else a download of that row alone."""
+        if self.host_copy is not None:
+            return self.host_copy[i]
+        width = self.size // self.shape[0]
+        start = i * width
+        elements = self.buffer._pool.to_host(self.buffer, elements=(start, start + width))
+        return elements.reshape(self.shape[1:]) if self.ndim > 1 else elements[0]
 
     def __getitem__(self, key: Any) -> Any:
         raise TypeError("a device array is not read by indexing: device.host(x) gives a host copy")
