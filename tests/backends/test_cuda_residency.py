@@ -222,6 +222,13 @@ def test_device_arrays_are_handles_on_pool_buffers():
         assert device.host(flat).tolist() == list(range(12))
         assert device.host(xs).shape == (3, 4)
     assert [e.direction for e in log] == ["to_host", "to_host"]
+    with session.events.recording() as log:
+        assert xs.row(1).tolist() == [4.0, 5.0, 6.0, 7.0] and flat.row(11) == 11.0
+    assert [(e.direction, e.nbytes) for e in log] == [("to_host", 32), ("to_host", 8)]
+    session.set_budget(0)                     # evicted: rows read from the host copy
+    with session.events.recording() as log:
+        assert xs.row(2).tolist() == [8.0, 9.0, 10.0, 11.0] and not xs.buffer.resident
+    assert [e.kind for e in log] == []
     with pytest.raises(TypeError, match="device.host"):
         np.asarray(xs)
     with pytest.raises(ValueError):
