@@ -114,7 +114,7 @@ def launch(kernel: Any, n: int, inputs: Sequence[Any], outputs: Sequence[Any],
         if err is not None:
             err[:] = pool.to_host(err_buffer, "err")
         for out, made in zip(outputs, outs):
-            if isinstance(out, np.ndarray):
+            if isinstance(out, np.ndarray) and out.size:
                 out.reshape(-1)[:] = made.to_host().reshape(-1)
     finally:
         for x in temporary:
@@ -141,6 +141,7 @@ def _run_on_host_arrays(kernel: Any, n: int, inputs: Sequence[Any],
     device_err = [cuda.to_device(err)] if err is not None else []
     _call(kernel, shape or _grid(n), n, [*args, *device_outputs, *device_err])
     for out, device_out in zip(outputs, device_outputs):
-        device_out.copy_to_host(out.reshape(-1))
+        if out.size:            # (an empty one: a segmented kernel's over empty segments)
+            device_out.copy_to_host(out.reshape(-1))
     if err is not None:
         device_err[0].copy_to_host(err)
