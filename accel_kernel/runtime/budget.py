@@ -105,6 +105,7 @@ class Buffer:
     number = property(lambda self: self._entry.number)
     size = property(lambda self: int(np.prod(self._entry.shape, dtype=np.int64)))
     ndim = property(lambda self: len(self._entry.shape))
+    pool = property(lambda self: self._pool)
 
     @property
     def resident(self) -> bool:

@@ -135,7 +135,7 @@ class Residency:
 
     def _enter_placed(self, placed: Placed) -> Any:
         device = placed.device
-        if device is not None and device.buffer._pool is not self.alloc.pool:
+        if device is not None and device.buffer.pool is not self.alloc.pool:
             placed.to_host()                 # another session's device: read from the host
             device = None
         if device is None:

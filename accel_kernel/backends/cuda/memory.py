@@ -134,7 +134,7 @@ class DeviceArray:
 
     def to_host(self) -> np.ndarray:
         """A host copy (a download event; an evicted buffer's host copy, without one)."""
-        return self.buffer._pool.to_host(self.buffer).reshape(self.shape)
+        return self.buffer.pool.to_host(self.buffer).reshape(self.shape)
 
     def row(self, i: int) -> Any:
         """Row `i` as numpy's `array[i]` gives it (a numpy scalar of a rank-1 array): from the
@@ -143,7 +143,7 @@ class DeviceArray:
             return self.host_copy[i]
         width = self.size // self.shape[0]
         start = i * width
-        elements = self.buffer._pool.to_host(self.buffer, elements=(start, start + width))
+        elements = self.buffer.pool.to_host(self.buffer, elements=(start, start + width))
         return elements.reshape(self.shape[1:]) if self.ndim > 1 else elements[0]
 
     def __getitem__(self, key: Any) -> Any:
