@@ -52,7 +52,7 @@ def test_in_the_simulator():
                            "-n", "0", str(Path(__file__).resolve())],
                           cwd=root, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-    assert "12 passed, 1 skipped" in done.stdout.splitlines()[-1]
+    assert "13 passed, 1 skipped" in done.stdout.splitlines()[-1]
 
 
 def _session(target: str = "cuda", budget=None):
@@ -233,6 +233,41 @@ def test_device_arrays_are_handles_on_pool_buffers():
         np.asarray(xs)
     with pytest.raises(ValueError):
         xs.reshape(5)
+
+
+if ON_DEVICE:
+    from numba import cuda        # a module global: the simulator swaps it inside kernels
+
+    @cuda.jit
+    def add_one(n, xs, out, err):
+        for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+            out[i] = xs[i] + 1
+        if cuda.grid(1) == 0 and n > 3:
+            err[1] = n
+
+
+@needs_device
+def test_a_launch_writes_device_outputs_in_place_and_copies_back_only_err():
+    from accel_kernel.backends.cuda import device
+    from accel_kernel.backends.cuda.memory import RunAllocator
+    session = _session()
+    alloc = RunAllocator(session.memory)
+    xs, err = alloc.upload(np.arange(40)), np.zeros(3, np.int64)
+    with session.events.recording() as log:
+        out = alloc((40,), np.int64)
+        device.launch(add_one, 40, [xs], [out], err, alloc)
+    assert err.tolist() == [0, 40, 0] and device.host(out).tolist() == list(range(1, 41))
+    assert [(e.kind, getattr(e, "what", "")) for e in log if e.kind != "alloc"] == [
+        ("transfer", "err"), ("launch", ""), ("transfer", "err")]
+    # host arrays: the input uploaded and the output copied back, both freed after
+    host_out = np.zeros(5, np.int64)
+    with session.events.recording() as log:
+        device.launch(add_one, 5, [np.arange(5) * 2], [host_out], err, alloc)
+    assert host_out.tolist() == [1, 3, 5, 7, 9] and err.tolist() == [0, 5, 0]
+    values = [(e.kind, e.direction if e.kind == "transfer" else "") for e in log
+              if e.kind == "free" or e.kind == "transfer" and e.what == "value"]
+    assert values == [("transfer", "to_device"), ("transfer", "to_host"), ("free", ""),
+                      ("free", "")]
 
 
 @needs_device
