@@ -87,6 +87,8 @@ def _run(args: argparse.Namespace) -> int:
         session.events.subscribe(JsonLines(trace))
     try:
         result = session.execute(text, name=args.file)
+        if result.has_value:     # in here: reading a value kept on the device is traced too
+            print(json.dumps(result.json) if args.json else result.text)
     except AccelError as err:
         return _error(err, args)
     except NotImplementedError as err:          # a construct this target does not run yet
@@ -95,8 +97,6 @@ def _run(args: argparse.Namespace) -> int:
     finally:
         if trace is not None:
             trace.close()
-    if result.has_value:
-        print(json.dumps(result.json) if args.json else result.text)
     return 0
 
 

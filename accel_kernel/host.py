@@ -7,9 +7,10 @@ to another form only when something reads it in that form, once (the conversion 
   `np.ndarray` blocks, `Segs` (offsets over values), tuples of arrays for arrays of tuples;
 - `"interp"`: the interpreter's form (`backends/interp/model.py`): numpy scalars, lists,
   tuples, `Sequence`, functions;
-- `"device"`: a flat value whose arrays are device buffers (`backends/cuda/memory.py`'s
-  `DeviceValue`: any object with `to_flat()`); read as flat, it is copied to the host once.
-  The device target uploads a flat value itself (it needs its pool) and adds that form.
+- `"device"`: a flat value whose arrays are on the device (`backends/cuda/memory.py`'s
+  `DeviceValue`: `to_flat()`, `skeleton()`); read as flat, it is copied to the host once.
+  A flat value read in this form gets it with its arrays still on the host: the `cuda` run
+  that reads it uploads each array once (it needs its session's device pool) and keeps it.
 
 A target says which form its runs read (`targets.Target.value_form`), so a global made by
 `cpu` and read by `cpu` or `numpy` is never converted; `interp` converts what it reads (and
@@ -51,7 +52,15 @@ CONVERSIONS: dict[tuple[str, str], Callable[[Any, T.Type], Any]] = {
     (FLAT, INTERP): _flat_to_interp,
     (INTERP, FLAT): _interp_to_flat,
     (DEVICE, FLAT): lambda value, t: value.to_flat(),
+    (FLAT, DEVICE): lambda value, t: _flat_to_device(value),
 }
+
+
+def _flat_to_device(value: Any) -> Any:
+    """A flat value in the device form, its arrays still on the host: the first `cuda` run
+    that reads one uploads it and keeps it there (`backends/cuda/driver.py`)."""
+    from .backends.cuda.memory import DeviceValue
+    return DeviceValue.from_flat(value)
 
 
 @dataclass(frozen=True, eq=False)
@@ -98,9 +107,12 @@ class HostValue(Stored):
             from .backends.numpy.boundary import rep_of_flat
             from .backends.numpy.values import rep_of_value
             try:
-                self._derived["rep"] = (rep_of_value(self.forms[INTERP], self.type)
-                                        if INTERP in self.forms and FLAT not in self.forms
-                                        else rep_of_flat(self.flat, self.type))
+                self._derived["rep"] = (
+                    rep_of_value(self.forms[INTERP], self.type)
+                    if INTERP in self.forms and FLAT not in self.forms
+                    else rep_of_flat(self.forms[DEVICE].skeleton(), self.type)
+                    if DEVICE in self.forms and FLAT not in self.forms    # nothing downloaded
+                    else rep_of_flat(self.flat, self.type))
             except ValueError:
                 self._derived["rep"] = None
         return self._derived["rep"]

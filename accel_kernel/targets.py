@@ -42,7 +42,8 @@ class Target:
     (numpy, Awkward) argument, `to_host(value, type)` the Python result from what it gives.
     The reference target has no `run` and `call`: the session's interpreter runs the typed
     AST with interp values (its boundary converts to and from those). `value_form` is the
-    form (`host.FLAT`, `host.INTERP`) its runs read and give: the session keeps every global
+    form (`host.FLAT`, `host.INTERP`, `host.DEVICE`) its runs read and give (`cuda`'s calls
+    give flat values): the session keeps every global
     as the target that made it gave it, converted to another target's form only when read."""
     name: str
     what: str                                  # what it is, in words
@@ -190,7 +191,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("cuda", "numba.cuda kernels on an NVIDIA GPU", last_stage="fuse",
            run=_cuda_run, call=_cuda_call, from_host=_flat_from_host,
            to_host=_flat_to_host, compiler="numba.cuda", codegen=_cuda_codegen,
-           unavailable=_cuda_unavailable),
+           unavailable=_cuda_unavailable, value_form="device"),     # kept on the device
 )}
 
 DEFAULT_TARGET = "cpu"

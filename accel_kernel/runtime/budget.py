@@ -18,9 +18,11 @@ itself refuses: the allocator raises `DeviceFull`) makes room in this order
 Every allocation, free, transfer, eviction and re-upload is an event on the pool's
 `EventStream` (`runtime/events.py`).
 
-The allocator (`Allocator`) does four things on device arrays (any objects): `allocate(shape,
-dtype)`, `upload(host ndarray)`, `download(device array) -> ndarray` and `release(device
-array)`; it raises `DeviceFull` when the device has no room.
+The allocator (`Allocator`) does these things on device arrays (any objects): `allocate(shape,
+dtype)`, `upload(host ndarray)`, `download(device array) -> ndarray` (or `download_elements(device
+array, start, stop)`: flat elements [start, stop)), `write(device array, host ndarray)` (into
+an existing array) and `release(device array)`; it raises `DeviceFull` when the device has
+no room.
 """
 from __future__ import annotations
 
@@ -48,6 +50,8 @@ class Allocator(Protocol):
     def upload(self, host: np.ndarray) -> Any: ...
     def download(self, device: Any) -> np.ndarray: ...
     def release(self, device: Any) -> None: ...
+    def write(self, device: Any, host: np.ndarray) -> None: ...
+    def download_elements(self, device: Any, start: int, stop: int) -> np.ndarray: ...
 
 
 _UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
@@ -101,6 +105,7 @@ class Buffer:
     number = property(lambda self: self._entry.number)
     size = property(lambda self: int(np.prod(self._entry.shape, dtype=np.int64)))
     ndim = property(lambda self: len(self._entry.shape))
+    pool = property(lambda self: self._pool)
 
     @property
     def resident(self) -> bool:
@@ -169,17 +174,32 @@ class DevicePool:
         self._transfer(entry, "to_device", started)
         return self._handle(entry)
 
-    def to_host(self, buffer: Buffer) -> np.ndarray:
+    def to_host(self, buffer: Buffer, what: str = "value",
+                elements: tuple[int, int] | None = None) -> np.ndarray:
         """The buffer's elements as a new numpy array (an evicted buffer is read from its host
-        copy, without going back to the device)."""
+        copy, without going back to the device). `what` the transfer event says it moves
+        (`value`; `err`: a launch's error flag); `elements`: only the flat elements
+        [start, stop) (a rank-1 array of them)."""
         entry = self._check(buffer)
         if entry.device is None:
             assert entry.host is not None
+            if elements is not None:
+                return entry.host.reshape(-1)[elements[0]:elements[1]].copy()
             return entry.host.copy()
         started = time.perf_counter()
-        out = self.allocator.download(entry.device)
-        self._transfer(entry, "to_host", started)
+        if elements is None:
+            out = self.allocator.download(entry.device)
+        else:
+            out = self.allocator.download_elements(entry.device, *elements)
+        self._transfer(entry, "to_host", started, what, out.nbytes)
         return out
+
+    def write(self, buffer: Buffer, host: np.ndarray, what: str = "value") -> None:
+        """Copy `host` (as many elements as the buffer has) into the buffer (a use)."""
+        device = self.touch(buffer)
+        started = time.perf_counter()
+        self.allocator.write(device, np.ascontiguousarray(host))
+        self._transfer(self._check(buffer), "to_device", started, what)
 
     def touch(self, buffer: Buffer) -> Any:
         """Mark the buffer used now (most recently used), upload it again if it was evicted,
@@ -388,7 +408,9 @@ class DevicePool:
         if self.events.active:
             self.events.emit(kind(self.device, entry.number, entry.nbytes, self.in_use, **extra))
 
-    def _transfer(self, entry: _Entry, direction: str, started: float) -> None:
+    def _transfer(self, entry: _Entry, direction: str, started: float,
+                  what: str = "value", nbytes: int | None = None) -> None:
         if self.events.active:
-            self.events.emit(E.Transfer(self.device, entry.number, entry.nbytes, direction,
-                                        time.perf_counter() - started))
+            self.events.emit(E.Transfer(self.device, entry.number,
+                                        entry.nbytes if nbytes is None else nbytes,
+                                        direction, time.perf_counter() - started, what))

@@ -66,13 +66,15 @@ class Free(Event):
 
 @dataclass(frozen=True)
 class Transfer(Event):
-    """Bytes copied between host and device (`direction`: `to_device` or `to_host`)."""
+    """Bytes copied between host and device (`direction`: `to_device` or `to_host`; `what`:
+    `value`, or `err`, the error flag a kernel launch copies to the device and back)."""
     kind: ClassVar[str] = "transfer"
     device: str
     buffer: int
     nbytes: int
     direction: str
     seconds: float = 0.0
+    what: str = "value"
 
 
 @dataclass(frozen=True)

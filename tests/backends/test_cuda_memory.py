@@ -121,9 +121,12 @@ def test_the_cuda_targets_launches_go_through_the_pool():
     session = Session(target="cuda", budget="2KB")
     with session.events.recording() as log:
         result = session.execute(cell)
-    assert result.value == [2 * x + 1 for x in range(100)]
+        assert not [e for e in log if e.kind == "transfer" and e.what == "value"]
+        assert result.value == [2 * x + 1 for x in range(100)]      # read: downloaded once
     kinds = [e.kind for e in log]
-    assert kinds.count("launch") == 2 and kinds.count("alloc") == kinds.count("free")
+    assert kinds.count("launch") == 2 and kinds.count("alloc") == 3     # two outputs, err
+    assert [(e.direction, e.nbytes) for e in log if e.kind == "transfer" and
+            e.what == "value"] == [("to_host", 800)]
     assert all(e.in_use <= 2000 for e in log if hasattr(e, "in_use"))
     small = Session(target="cuda", budget="500B")      # one kernel's 800 B output cannot fit
     with pytest.raises(OutOfMemory) as info:

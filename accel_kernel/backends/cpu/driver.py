@@ -142,7 +142,7 @@ def _executor_class(compiled: Compiled) -> type:
             self.kernel_of.update({t.name: stmt for s in op.body.stmts for t in s.targets})
             kernel = compiled.code.kernels[stmt.id]
             host = getattr(compiled.module, kernel.name + "_host")
-            args = [_kernel_arg(self.atom(F.FVar(name, None))) for name in kernel.inputs]
+            args = [self.kernel_arg(self.atom(F.FVar(name, None))) for name in kernel.inputs]
             compiled_before = _signatures(compiled.module, kernel.name)
             before = _compile_time(compiled.module, kernel.name) if compiled_before else 0.0
             try:
@@ -158,11 +158,19 @@ def _executor_class(compiled: Compiled) -> type:
                 self._earlier_error(op)
                 error = compiled.code.errors.error(err)
                 buffers = values if values is not None else [None] * len(stmt.targets)
-                return tuple(_Unrun(error, b if isinstance(b, np.ndarray) else None)
+                return tuple(_Unrun(error, b if self.is_buffer(b) else None)
                              for b in buffers)
             if err is not None:
                 compiled.code.errors.raise_if_failed(err)
             return values[0] if len(values) == 1 else tuple(values)
+
+        def kernel_arg(self, value: Any) -> Any:
+            """A kernel's input as its host function takes it (a contiguous array)."""
+            return _kernel_arg(value)
+
+        def is_buffer(self, value: Any) -> bool:
+            """Whether a host function's output is an array (its length is known)."""
+            return isinstance(value, np.ndarray)
 
         def _run_body(self, op: F.Kernel) -> None:
             """The kernel's statements one by one, as the numpy target runs them."""

@@ -151,13 +151,18 @@ class Executor:
             if (isinstance(target.rep, F.Segmented) and isinstance(value, tuple)
                     and len(value) == 2 and isinstance(stmt.op, (F.SegFilter, F.SegLibrary))):
                 value = Segs(*value)
-            value = coerce(value, target.rep)
+            value = self.coerce(value, target.rep)
             self.env[target.name] = value
             return value
-        value = tuple(coerce(v, t.rep) for v, t in zip(value, targets))
+        value = tuple(self.coerce(v, t.rep) for v, t in zip(value, targets))
         for target, part in zip(targets, value):
             self.env[target.name] = part
         return value
+
+    def coerce(self, value: Any, rep: F.Rep) -> Any:
+        """`rows.coerce`: a value bound to a name of representation `rep` (a hook for the
+        `cuda` driver, whose values may be on the device)."""
+        return coerce(value, rep)
 
     def atom(self, atom: F.Atom) -> FlatValue:
         if isinstance(atom, F.Const):
@@ -418,7 +423,7 @@ class Executor:
     def _loop(self, stmt: F.Stmt, op: F.Loop) -> Any:
         if op.bound is None and op.cond is None:
             raise ValueError("a Loop needs a bound or a condition")
-        state = [coerce(self.atom(a), p.rep) for a, p in zip(op.init, op.params)]
+        state = [self.coerce(self.atom(a), p.rep) for a, p in zip(op.init, op.params)]
         bound = int(self.atom(op.bound)) if op.bound is not None else None
         i = 0
         while True:
@@ -432,7 +437,8 @@ class Executor:
             elif op.cond is not None and not self.block(op.cond, scope)[0]:
                 break
             self._cost(stmt, 1, 1)
-            state = [coerce(v, p.rep) for v, p in zip(self.block(op.body, scope), op.params)]
+            state = [self.coerce(v, p.rep)
+                     for v, p in zip(self.block(op.body, scope), op.params)]
             i += 1
         return state[0] if len(state) == 1 else tuple(state)
 
