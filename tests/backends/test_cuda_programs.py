@@ -28,14 +28,18 @@ pytestmark = pytest.mark.cuda
 REPO = Path(__file__).resolve().parents[2]
 
 
-def run_every_program() -> dict[str, str]:
-    """Each program's outcome on `cuda`: "ok", "not built: <message>" or what went wrong."""
+SHARDS = 4            # child processes (the suite's two workers run two at a time)
+
+
+def run_every_program(shard: int) -> dict[str, str]:
+    """The outcome on `cuda` of every SHARDS-th program from the `shard`-th: "ok",
+    "not built: <message>" or what went wrong."""
     sys.path.insert(0, str(REPO / "tests"))
     from test_programs import PROGRAMS, check_error_report, read_expectation
 
     from accel_kernel.cli import main
     results = {}
-    for program in PROGRAMS:
+    for program in PROGRAMS[shard::SHARDS]:
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
@@ -57,7 +61,8 @@ def run_every_program() -> dict[str, str]:
                 results[name] = "ok"
             except AssertionError:
                 results[name] = f"exit {code}, expected {expect}, reported {report!r}"
-    results["<every scalar builtin>"] = same_as_interp(BUILTINS)
+    if shard == 0:
+        results["<every scalar builtin>"] = same_as_interp(BUILTINS)
     return results
 
 
@@ -79,12 +84,12 @@ def same_as_interp(text: str) -> str:
     return "ok" if printed[0] == printed[1] else f"interp: {printed[0]!r}, cuda: {printed[1]!r}"
 
 
-def outcomes(simulator: bool) -> dict[str, str]:
+def outcomes(simulator: bool, shard: int) -> dict[str, str]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("NUMBA_ENABLE_CUDASIM", None)
     if simulator:
         env["NUMBA_ENABLE_CUDASIM"] = "1"
-    done = subprocess.run([sys.executable, __file__], env=env, cwd=REPO, capture_output=True,
+    done = subprocess.run([sys.executable, __file__, str(shard)], env=env, cwd=REPO, capture_output=True,
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.splitlines()[-1])
@@ -93,11 +98,12 @@ def outcomes(simulator: bool) -> dict[str, str]:
 def check(results: dict[str, str]) -> None:
     wrong = {name: r for name, r in results.items() if r != "ok"}
     assert not wrong, "\n".join(f"{name}: {r}" for name, r in wrong.items())
-    assert len(results) > 200
+    assert len(results) > 200 // SHARDS
 
 
-def test_every_program_on_the_simulator():
-    check(outcomes(simulator=True))
+@pytest.mark.parametrize("shard", range(SHARDS))
+def test_every_program_on_the_simulator(shard: int):
+    check(outcomes(simulator=True, shard=shard))
 
 
 def gpu_present() -> bool:
@@ -110,8 +116,9 @@ def gpu_present() -> bool:
 
 @pytest.mark.skipif(not gpu_present(), reason="no NVIDIA GPU here")
 def test_every_program_on_a_gpu():
-    check(outcomes(simulator=False))
+    for shard in range(SHARDS):
+        check(outcomes(simulator=False, shard=shard))
 
 
 if __name__ == "__main__":
-    print(json.dumps(run_every_program()))
+    print(json.dumps(run_every_program(int(sys.argv[1]))))

@@ -16,6 +16,7 @@ few, small blocks; on a GPU, blocks of `THREADS` threads, at most `MAX_BLOCKS` o
 """
 from __future__ import annotations
 
+import contextlib
 import warnings
 from typing import Any, Sequence
 
@@ -123,11 +124,17 @@ def launch(kernel: Any, n: int, inputs: Sequence[Any], outputs: Sequence[Any],
 
 def _call(kernel: Any, shape: tuple[int, int], n: int, args: list[Any]) -> None:
     blocks, threads = shape
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), simulating():
         # the simulator's threads compute with numpy scalars outside the caller's
         # `np.errstate`: wrapping integer arithmetic must not warn there
         warnings.simplefilter("ignore", RuntimeWarning)
         kernel[blocks, threads](n, *args)
+
+
+def simulating() -> Any:
+    """On the simulator, `simulator.launching()` (warp intrinsics, fast thread switches)."""
+    from .simulator import launching
+    return launching() if simulated() else contextlib.nullcontext()
 
 
 def _run_on_host_arrays(kernel: Any, n: int, inputs: Sequence[Any],

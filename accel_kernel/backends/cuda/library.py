@@ -177,10 +177,11 @@ def _template(kind: str, dtype: str = "") -> Callable[..., Any]:
 
 
 def _launch(kernel: str, n: int, *args: Any) -> None:
-    from .device import grid
+    from .device import grid, simulating
     if n > 0:
         blocks, threads = grid(n)
-        _template(kernel)[blocks, threads](n, *args)
+        with simulating():
+            _template(kernel)[blocks, threads](n, *args)
 
 
 class Workspace:
