@@ -69,7 +69,7 @@ def test_baselines_compile_to_ptx():
 @pytest.mark.parametrize("simulator", [True, False])
 def test_the_gpu_benchmarks_refuse_without_a_gpu(simulator: bool):
     """`run_targets --targets cuda` with no GPU (or on the simulator): one line, exit 2."""
-    from accel_kernel.backends.cuda.choose_simulator import gpu_count
+    from accel_kernel.kernel.cudasim import gpu_count
     if gpu_count() and not simulator:
         pytest.skip("a GPU is here: the benchmarks would run")
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}

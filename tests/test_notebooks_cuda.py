@@ -125,7 +125,7 @@ def test_every_notebook_cell_on_the_simulator():
 def test_cudasim_chooses_the_simulator_after_numba_is_imported():
     """`%cudasim` on a machine with no GPU, numba already imported (by `cpu`) and numba.cuda
     not yet: the cuda target then runs on the simulator."""
-    from accel_kernel.backends.cuda.choose_simulator import ON_SIMULATOR, gpu_count
+    from accel_kernel.kernel.cudasim import ON_SIMULATOR, gpu_count
     if gpu_count():
         pytest.skip("a GPU is here: %cudasim leaves numba.cuda on it")
     script = ("import numba, sys\n"

@@ -14,7 +14,7 @@ were before the cell (`Session.snapshot`/`restore`), so nothing of a failed cell
 `1.5GiB`: `runtime.budget.parse_size`): it bounds the device memory of the `cuda` target
 (`runtime/budget.py` evicts least recently used buffers to host memory past it); shown with
 each device pool's use. `%cudasim` runs the `cuda` target on numba's CUDA simulator where
-there is no GPU (`backends/cuda/choose_simulator.py`). `%time` adds a line counting the
+there is no GPU (`kernel/cudasim.py`). `%time` adds a line counting the
 runtime's events of its run.
 
 Errors: an unknown or misused meta-command raises `MagicError` (ename `MagicError`); a
@@ -244,7 +244,7 @@ def _budget(ctx: MagicContext, args: str) -> MagicOutput:
 def _cudasim(ctx: MagicContext, args: str) -> MagicOutput:
     """`%cudasim`: the `cuda` target on numba's CUDA simulator where there is no GPU."""
     _no_args("cudasim", args)
-    from ..backends.cuda.choose_simulator import simulate_without_gpu
+    from .cudasim import simulate_without_gpu
     return MagicOutput(stdout=[simulate_without_gpu() + "\n"])
 
 
@@ -324,7 +324,7 @@ def _show(ctx: MagicContext, args: str) -> MagicOutput:
         if not hasattr(stages[-1].program, "params"):    # only cuda's module has them
             raise NotImplementedError("%show ptx shows the kernels of the cuda target: "
                                       "%target cuda first")
-        from ..backends.cuda.choose_simulator import ptx_listing as listing
+        from .cudasim import ptx_listing as listing
         return MagicOutput(displays=[{"text/plain": listing(stages[-1].program)}])
     name, target = _stage_and_target(args, "show")
     target, stages = _compile_stages(ctx, target, "show", stop_after=name)

@@ -46,7 +46,8 @@ KERNEL_NAMES = frozenset({"n", "chunks", "i", "s", "c", "lo", "hi", "acc", "kept
                           "starts", "counts", "total", "carry", "run", "start", "width",
                           "alloc", "front", "back", "out", "err", "numba", "prange", "njit",
                           "np", "len", "int", "max", "min", "range",
-                          "cuda", "math", "device_math", "launch"})    # the cuda target's
+                          "cuda", "math", "device_math", "launch", "device",
+                          "segmented"})    # the cuda target's
 
 
 def python_name(name: str) -> str:

@@ -105,6 +105,7 @@ class CudaModuleWriter(_ModuleWriter):
                 "from numba import cuda", "",
                 "from accel_kernel.backends.cuda import device_math",
                 "from accel_kernel.backends.cuda.device_math import math",
+                "from accel_kernel.backends.cuda import device, segmented",
                 "from accel_kernel.backends.cuda.device import launch", ""]
         return "\n".join(head) + "\n\n" + "\n\n\n".join(self.functions) + "\n"
 

@@ -168,11 +168,7 @@ class _Redomap:
     def host(self, partials: str, final: str, needed: list[int]) -> list[str]:
         k = self.k
         params = [python_name(v.name) for v in k.inputs]
-        lines = [f"def {self.name}_host({', '.join(params + ['alloc'])}):",
-                 "    from accel_kernel.backends.cuda import device",
-                 "    if device.simulated():      # the simulator's warp shuffles",
-                 "        from accel_kernel.backends.cuda.simulator import install",
-                 "        install()"]
+        lines = [f"def {self.name}_host({', '.join(params + ['alloc'])}):"]
         lines += k.size_checks()
         lines.append(f"    n = {k.size_expr('redomap', self.aligned)}")
         lines.append(f"    err = np.zeros({ERR_LENGTH}, np.int64)")

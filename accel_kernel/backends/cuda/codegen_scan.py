@@ -124,7 +124,7 @@ PARTS = ["    k_tid = cuda.threadIdx.x",
          "    for k_base in range(0, k_nb, cuda.blockDim.x):",
          "        k_j = k_base + k_tid"]
 
-GRID = ["    k_blocks, k_threads = k_device.grid(n)",
+GRID = ["    k_blocks, k_threads = device.grid(n)",
         "    k_per = (-(-n // k_threads) + k_blocks - 1) // k_blocks"]
 
 
@@ -180,11 +180,7 @@ class _Kind:
     def host_head(self) -> tuple[list[str], list[str]]:
         """The host function up to its length checks: (its lines, the checks)."""
         params = [python_name(v.name) for v in self.k.inputs]
-        lines = [f"def {self.name}_host({', '.join(params + ['alloc'])}):",
-                 "    from accel_kernel.backends.cuda import device as k_device",
-                 "    if k_device.simulated():      # the simulator's warp shuffles",
-                 "        from accel_kernel.backends.cuda.simulator import install as k_install",
-                 "        k_install()"]
+        lines = [f"def {self.name}_host({', '.join(params + ['alloc'])}):"]
         lines += self.k.size_checks()
         lines.append(f"    n = {self.k.size_expr(self.k.op.kind, self.aligned)}")
         lines.append(f"    err = np.zeros({ERR_LENGTH}, np.int64)")
@@ -421,7 +417,7 @@ class _Filter(_Kind):
                                           ["k_starts", "k_total"] + reds_out, one=True))
         if compacted:
             lines += ["    if err[0]:", "        return None, err",
-                      "    total = int(k_device.host(k_total)[0])"]
+                      "    total = int(device.host(k_total)[0])"]
             for t in compacted:
                 lines.append(f"    {_out(t)} = alloc("
                              f"{self.k.shape_expr('filter', t, reductions)}, "
@@ -430,7 +426,7 @@ class _Filter(_Kind):
             lines.append("        " + self.launch(scatter, ["k_starts"],
                                                   [_out(t) for t in compacted]))
         by_target = {s.targets[0].name: r for r, (s, _, _, _) in enumerate(reds)}
-        results = [f"{DTYPES[element_type(t.rep)]}(k_device.host(k_red{by_target[t.name]})[0])"
+        results = [f"{DTYPES[element_type(t.rep)]}(device.host(k_red{by_target[t.name]})[0])"
                    if t in scalars else _out(t) for t in self.outputs]
         lines.append(f"    return {_tuple(results)}, err")
         return lines

@@ -188,8 +188,7 @@ def host(writer: CudaKernelWriter, kind: str, aligned: set[str], outputs: list[F
          reductions: list[F.Stmt], outs: list[str]) -> list[str]:
     """`cpu`'s sizes and checks, then the variant chosen from the lengths, and its launch."""
     params = [python_name(v.name) for v in writer.inputs]
-    lines = [f"def {writer.name}_host({', '.join(params + ['alloc'])}):",
-             "    from accel_kernel.backends.cuda import device, segmented"]
+    lines = [f"def {writer.name}_host({', '.join(params + ['alloc'])}):"]
     lines += writer.size_checks()
     lines.append(f"    n = {writer.size_expr(kind, aligned)}")
     sizes = ["n"]

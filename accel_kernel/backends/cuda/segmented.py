@@ -245,9 +245,6 @@ def pick_rows(kernel: str, rows: int, width: int) -> str:
 
 
 def _picked(kernel: str, stats: SegmentStats) -> str:
-    from .simulator import install, simulated
-    if simulated():                  # the simulator's warp intrinsics (idempotent)
-        install()
     variant = choose_kernel(stats)
     CHOSEN.append((kernel, variant))
     return variant

@@ -7,6 +7,9 @@ through the CUDA driver library itself (`cuInit`, `cuDeviceGetCount`: importing 
 to ask would fix the choice) and, when there is none and numba.cuda is not imported yet,
 turns the simulator on; it returns one line saying what the `cuda` target runs on.
 `ptx_listing(code)` gives `%show ptx` its listing under the simulator too.
+
+It lives with the kernel, not in `backends/cuda/`: it is an edge of the process (it sets
+`NUMBA_ENABLE_CUDASIM` in the process environment, which nothing under `backends/` reads).
 """
 from __future__ import annotations
 
@@ -45,7 +48,7 @@ def simulate_without_gpu() -> str:
     """Turn the simulator on when there is no GPU (see the module docstring); what the
     `cuda` target runs on, in one line."""
     if "numba.cuda" in sys.modules:            # the choice is made: say which
-        from .device import simulated
+        from ..backends.cuda.device import simulated
         from numba import cuda
         if simulated():
             return ON_SIMULATOR
@@ -66,8 +69,8 @@ def ptx_listing(code: Any) -> str:
     """`ptx.listing(code)` (every kernel's PTX and ptxas' report). The simulator replaces
     numba.cuda's compiler for the whole process, so there the listing is made by a child
     process without it, from the module's source and kernel parameters."""
-    from .device import simulated
-    from .ptx import listing
+    from ..backends.cuda.device import simulated
+    from ..backends.cuda.ptx import listing
     if not simulated():
         return listing(code)
     module = (code.source, code.key, code.params)
