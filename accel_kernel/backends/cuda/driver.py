@@ -46,7 +46,7 @@ from ..numpy.values import Segs
 from .codegen import generate
 from .device import unavailable
 from .library import run_library, run_seglibrary
-from .memory import DeviceArray, DeviceValue, Placed, RunAllocator
+from .memory import DeviceArray, DeviceValue, Placed, RunAllocator, map_tree
 
 if TYPE_CHECKING:
     from ...targets import CompileOptions
@@ -85,11 +85,11 @@ class Residency:
 
     def host(self, value: Any) -> Any:
         """`value` with every device array replaced by its host copy."""
-        return _map(value, self._host_array, DeviceArray)
+        return map_tree(value, self._host_array, DeviceArray)
 
     def device(self, value: Any) -> Any:
         """`value` with every host array replaced by its device array."""
-        return _map(value, self._device_array, np.ndarray)
+        return map_tree(value, self._device_array, np.ndarray)
 
     def forget(self, value: Any) -> None:
         """Forget the other form of `value`'s host arrays (they were written in place)."""
@@ -132,7 +132,7 @@ class Residency:
         are (on this run's device when they are there), both forms known."""
         if not isinstance(value, DeviceValue):
             return value
-        return _map(value.tree, self._enter_placed, Placed)
+        return map_tree(value.tree, self._enter_placed, Placed)
 
     def _enter_placed(self, placed: Placed) -> Any:
         device = placed.device
@@ -161,7 +161,7 @@ class Residency:
             if isinstance(leaf, DeviceArray):
                 return Placed(leaf.host_copy, leaf)
             return Placed(leaf, self.device_of(leaf))
-        return DeviceValue(_map(value, place, (DeviceArray, np.ndarray)))
+        return DeviceValue(map_tree(value, place, (DeviceArray, np.ndarray)))
 
 
 def _executor_class(compiled: Compiled) -> type:
@@ -283,19 +283,9 @@ class _HostView(Mapping):
         return len(self.env)
 
 
-def _map(value: Any, f, leaf: type | tuple) -> Any:
-    if isinstance(value, leaf):
-        return f(value)
-    if isinstance(value, tuple):
-        return tuple(_map(v, f, leaf) for v in value)
-    if isinstance(value, Segs):
-        return Segs(_map(value.offsets, f, leaf), _map(value.values, f, leaf))
-    return value
-
-
 def _leaves(value: Any) -> list[Any]:
     found: list[Any] = []
-    _map(value, lambda x: found.append(x) or x, (np.ndarray, DeviceArray))
+    map_tree(value, lambda x: found.append(x) or x, (np.ndarray, DeviceArray))
     return found
 
 

@@ -208,15 +208,15 @@ class DeviceValue:
 
     @staticmethod
     def from_flat(flat: Any) -> "DeviceValue":
-        return DeviceValue(_map_tree(flat, lambda a: Placed(host=a), np.ndarray))
+        return DeviceValue(map_tree(flat, lambda a: Placed(host=a), np.ndarray))
 
     def to_flat(self) -> Any:
         """The flat value on the host (arrays only on the device are downloaded, once)."""
-        return _map_tree(self.tree, Placed.to_host, Placed)
+        return map_tree(self.tree, Placed.to_host, Placed)
 
     def placed(self) -> list[Placed]:
         found: list[Placed] = []
-        _map_tree(self.tree, lambda p: found.append(p) or p, Placed)
+        map_tree(self.tree, lambda p: found.append(p) or p, Placed)
         return found
 
     def buffers(self) -> list[Buffer]:
@@ -233,7 +233,7 @@ class DeviceValue:
         def empty(p: Placed) -> np.ndarray:
             like = p.host if p.host is not None else p.device
             return np.empty((0,) * like.ndim, like.dtype)
-        return _map_tree(self.tree, empty, Placed)
+        return map_tree(self.tree, empty, Placed)
 
     def __repr__(self) -> str:
         on = sum(p.device is not None for p in self.placed())
@@ -244,14 +244,15 @@ def device_value(pool: DevicePool, flat: Any) -> DeviceValue:
     """Upload a flat value (each of its numpy arrays becomes a device array)."""
     def up(a: np.ndarray) -> Placed:
         return Placed(device=DeviceArray(pool.to_device(a)))
-    return DeviceValue(_map_tree(flat, up, np.ndarray))
+    return DeviceValue(map_tree(flat, up, np.ndarray))
 
 
-def _map_tree(tree: Any, f, leaf: type | tuple = Buffer) -> Any:
+def map_tree(tree: Any, f, leaf: type | tuple = Buffer) -> Any:
+    """`tree` (a flat value: tuples, `Segs`) with `f` applied to each leaf of type `leaf`."""
     if isinstance(tree, leaf):
         return f(tree)
     if isinstance(tree, tuple):
-        return tuple(_map_tree(t, f, leaf) for t in tree)
+        return tuple(map_tree(t, f, leaf) for t in tree)
     if isinstance(tree, Segs):
-        return Segs(_map_tree(tree.offsets, f, leaf), _map_tree(tree.values, f, leaf))
+        return Segs(map_tree(tree.offsets, f, leaf), map_tree(tree.values, f, leaf))
     return tree
