@@ -222,6 +222,11 @@ def main(args: Any) -> int:
         print(why)
         return 2
     device, peak = device_line()
+    import warnings
+
+    from numba.cuda.core.errors import NumbaPerformanceWarning
+    # the hand-written kernels' small launches (the final pass of a reduction) warn
+    warnings.simplefilter("ignore", NumbaPerformanceWarning)
     print(f"device: {device}")
     print(f"scale {args.scale:g}; compile = the first call, on tiny inputs; median of "
           f"{args.repeat} calls after a first; GB/s = least traffic / median; agrees = the "

@@ -31,15 +31,15 @@ REPO = Path(__file__).resolve().parents[2]
 SHARDS = 4            # child processes (the suite's two workers run two at a time)
 
 
-def run_every_program(shard: int) -> dict[str, str]:
-    """The outcome on `cuda` of every SHARDS-th program from the `shard`-th: "ok",
+def run_every_program(shard: int = 0, shards: int = 1) -> dict[str, str]:
+    """The outcome on `cuda` of every `shards`-th program from the `shard`-th: "ok",
     "not built: <message>" or what went wrong."""
     sys.path.insert(0, str(REPO / "tests"))
     from test_programs import PROGRAMS, check_error_report, read_expectation
 
     from accel_kernel.cli import main
     results = {}
-    for program in PROGRAMS[shard::SHARDS]:
+    for program in PROGRAMS[shard::shards]:
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
@@ -89,8 +89,8 @@ def outcomes(simulator: bool, shard: int) -> dict[str, str]:
     env.pop("NUMBA_ENABLE_CUDASIM", None)
     if simulator:
         env["NUMBA_ENABLE_CUDASIM"] = "1"
-    done = subprocess.run([sys.executable, __file__, str(shard)], env=env, cwd=REPO, capture_output=True,
-                          text=True, timeout=600)
+    done = subprocess.run([sys.executable, __file__, str(shard), str(SHARDS)], env=env, cwd=REPO,
+                          capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.splitlines()[-1])
 
@@ -121,4 +121,4 @@ def test_every_program_on_a_gpu():
 
 
 if __name__ == "__main__":
-    print(json.dumps(run_every_program(int(sys.argv[1]))))
+    print(json.dumps(run_every_program(int(sys.argv[1]), int(sys.argv[2]))))

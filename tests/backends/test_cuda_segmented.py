@@ -146,14 +146,14 @@ def test_every_segmented_kernel_compiles_to_ptx():
         check_compiles(module)
 
 
-def run_programs_forced(variant: str) -> dict[str, str]:
-    """Every program of tests/programs/ (`test_cuda_programs`) with every segmented and rows
-    launch made with `variant`, in blocks of two warps."""
+def run_programs_forced(variant: str, shard: int = 0, shards: int = 1) -> dict[str, str]:
+    """Every `shards`-th program of tests/programs/ from the `shard`-th (`test_cuda_programs`)
+    with every segmented and rows launch made with `variant`, in blocks of two warps."""
     from accel_kernel.backends.cuda import device, segmented
     device.SIM_THREADS = 64
     segmented.choose_kernel = lambda stats: variant
     from test_cuda_programs import run_every_program
-    return run_every_program()
+    return run_every_program(shard, shards)
 
 
 @pytest.mark.skipif(os.environ.get("ACCEL_CUDA_SEGMENTED_ALL") != "1",
@@ -172,4 +172,5 @@ def test_every_program_with_each_variant(variant):
 
 if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    print(json.dumps(run_programs_forced(sys.argv[1]) if sys.argv[1:] else run_cases()))
+    print(json.dumps(run_programs_forced(sys.argv[1], *map(int, sys.argv[2:]))
+                     if sys.argv[1:] else run_cases()))

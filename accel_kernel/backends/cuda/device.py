@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -124,11 +124,21 @@ def launch(kernel: Any, n: int, inputs: Sequence[Any], outputs: Sequence[Any],
 
 def _call(kernel: Any, shape: tuple[int, int], n: int, args: list[Any]) -> None:
     blocks, threads = shape
-    with warnings.catch_warnings(), simulating():
-        # the simulator's threads compute with numpy scalars outside the caller's
-        # `np.errstate`: wrapping integer arithmetic must not warn there
-        warnings.simplefilter("ignore", RuntimeWarning)
+    with quiet(), simulating():
         kernel[blocks, threads](n, *args)
+
+
+@contextlib.contextmanager
+def quiet() -> Iterator[None]:
+    """Around every run and launch: numba's low-occupancy warning is silenced (a small grid
+    is a small input, not a mistake, and what a program prints must be its own), and so are
+    RuntimeWarnings (the simulator's threads compute with numpy scalars outside the caller's
+    `np.errstate`: wrapping integer arithmetic must not warn there)."""
+    from numba.cuda.core.errors import NumbaPerformanceWarning    # numba-cuda's own class
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        warnings.simplefilter("ignore", NumbaPerformanceWarning)
+        yield
 
 
 def simulating() -> Any:

@@ -44,7 +44,7 @@ from ..numpy.costs import count
 from ..numpy.rows import check_indices
 from ..numpy.values import Segs
 from .codegen import generate
-from .device import unavailable
+from .device import quiet, unavailable
 from .library import run_library, run_seglibrary
 from .memory import DeviceArray, DeviceValue, Placed, RunAllocator, map_tree
 
@@ -300,7 +300,8 @@ def run(compiled: Compiled, globals: Mapping[str, Any], cancel: CancelToken | No
     """Run the program as `cpu` does; its bindings and results in the `"device"` form."""
     residency, env = _begin(compiled, globals)
     try:
-        out = cpu_driver.run(compiled, env, cancel=cancel)
+        with quiet():
+            out = cpu_driver.run(compiled, env, cancel=cancel)
         for value in globals.values():
             residency.settle(value)
     finally:
@@ -315,7 +316,8 @@ def run_call(compiled: Compiled, form: F.FlatForm, args: list[Any], globals: Map
     """Call a def as `cpu` does; its result flat (on the host)."""
     residency, env = _begin(compiled, globals)
     try:
-        out = cpu_driver.run_call(compiled, form, args, env, cancel=cancel)
+        with quiet():
+            out = cpu_driver.run_call(compiled, form, args, env, cancel=cancel)
         for value in globals.values():
             residency.settle(value)
         return residency.host(out)

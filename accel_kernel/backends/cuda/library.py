@@ -177,10 +177,10 @@ def _template(kind: str, dtype: str = "") -> Callable[..., Any]:
 
 
 def _launch(kernel: str, n: int, *args: Any) -> None:
-    from .device import grid, simulating
+    from .device import grid, quiet, simulating
     if n > 0:
         blocks, threads = grid(n)
-        with simulating():
+        with quiet(), simulating():
             _template(kernel)[blocks, threads](n, *args)
 
 
