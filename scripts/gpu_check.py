@@ -47,7 +47,7 @@ def judge_random(results: dict) -> list[str]:
     return results["unbuilt"] + results["wrong"]
 
 
-def jobs(fuzz: int) -> list[tuple[str, list[str], object]]:
+def jobs(fuzz: int, minutes: float = 4) -> list[tuple[str, list[str], object]]:
     py = sys.executable
     out = [(f"programs {s}/{PROGRAM_SHARDS}",
             [py, str(TESTS / "test_cuda_programs.py"), str(s), str(PROGRAM_SHARDS)],
@@ -62,7 +62,7 @@ def jobs(fuzz: int) -> list[tuple[str, list[str], object]]:
              judge_mapping) for v in ("warp", "block") for s in range(PROGRAM_SHARDS // 2)]
     if fuzz:
         out.append((f"fuzz {fuzz}", [py, "-m", "tests.fuzz", "--programs", str(fuzz),
-                                      "--seed", "7", "--minutes", "4", "--targets", "interp,cuda"],
+                                      "--seed", "7", "--minutes", str(minutes), "--targets", "interp,cuda"],
                     None))
     return out
 
@@ -96,6 +96,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("outdir", nargs="?", default=os.environ.get("OUT", "/tmp/gpu_check"))
     parser.add_argument("--fuzz", type=int, default=200, help="random programs beyond the suite's")
+    parser.add_argument("--fuzz-minutes", type=float, default=4.0, help="the fuzzer's time limit")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 4)
     parser.add_argument("--only", default="", help="only the checks whose name contains this")
     parser.add_argument("--simulator", action="store_true",
@@ -114,7 +115,7 @@ def main() -> int:
         return 2
     name = getattr(cuda.get_current_device(), "name", "the simulator")
     print("gpu:", name.decode() if isinstance(name, bytes) else name, flush=True)
-    todo = [job for job in jobs(args.fuzz) if args.only in job[0]]
+    todo = [job for job in jobs(args.fuzz, args.fuzz_minutes) if args.only in job[0]]
     with ThreadPoolExecutor(args.jobs) as pool:
         done = list(pool.map(lambda job: run(*job, outdir, env), todo))
     in_process = [str(TESTS / "test_cuda_memory.py"), str(TESTS / "test_cuda_residency.py"),
