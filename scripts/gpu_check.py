@@ -62,8 +62,8 @@ def jobs(fuzz: int, minutes: float = 4) -> list[tuple[str, list[str], object]]:
              judge_mapping) for v in ("warp", "block") for s in range(PROGRAM_SHARDS // 2)]
     if fuzz:
         out.append((f"fuzz {fuzz}", [py, "-m", "tests.fuzz", "--programs", str(fuzz),
-                                      "--seed", "7", "--minutes", str(minutes), "--targets", "interp,cuda"],
-                    None))
+                                      "--seed", "7", "--minutes", str(minutes),
+                                      "--targets", "interp,cuda"], None))
     return out
 
 
@@ -89,7 +89,13 @@ def run(name: str, argv: list[str], judge, outdir: Path, env: dict) -> tuple[str
     if wrong:
         return name, f"WRONG {len(wrong)} of {len(results)}:\n    " + "\n    ".join(
             w[:600] for w in wrong), took
-    return name, f"ok ({len(results)} checked)", took
+    if isinstance(results, list):              # the scan cases: their differences
+        checked = "no differences"
+    elif "agree" in results:                   # random programs: verdict lists
+        checked = f"{len(results['agree'])} agree"
+    else:
+        checked = f"{len(results)} checked"
+    return name, f"ok ({checked})", took
 
 
 def main() -> int:
