@@ -54,6 +54,36 @@ def has_expression(source: str) -> bool:
     return True
 
 
+WIDGET = "application/vnd.jupyter.widget-view+json"
+
+
+def check_the_html_shows_every_widget(notebook) -> None:
+    """nbconvert's HTML of the run notebook (what `--headless` writes to build/) shows every
+    widget output's static copy, drawings included where `dot` is installed, and no widget
+    (which would need the widget manager's JavaScript, and would be an empty box offline)."""
+    import shutil
+
+    from nbconvert import HTMLExporter
+    page, _ = HTMLExporter().from_notebook_node(notebook)
+    widgets = [out for cell in notebook.cells if cell.cell_type == "code"
+               for out in cell.outputs if WIDGET in out.get("data", {})]
+    shown = [cell for cell in notebook.cells if cell.cell_type == "code"
+             and re.match(r"%(step|stages)\b", cell.source)]
+    assert len(widgets) == len(shown)
+    for out in widgets:
+        static = out["data"]["text/html"]
+        heading = re.search(r"<h4>[^<]*</h4>", static).group(0)
+        assert heading in page, heading
+        if shutil.which("dot"):
+            assert "<svg" in static
+    assert WIDGET not in page
+    assert "<script type=\"application/vnd.jupyter.widget-view+json\">" not in page
+
+
+def test_the_headless_run_keeps_no_widget_state():
+    assert "--ExecutePreprocessor.store_widget_state=False" in (REPO / "scripts" / "run").read_text()
+
+
 def test_there_is_a_tour():
     assert NOTEBOOK_DIR / "00-tour.ipynb" in NOTEBOOKS
 
@@ -78,9 +108,12 @@ def test_notebook_executes(path: Path):
     from nbclient import NotebookClient
 
     notebook = nbformat.read(path, as_version=4)
+    # as `bash scripts/run --headless` runs it: no widget state kept
     client = NotebookClient(notebook, kernel_name=KERNEL_NAME, timeout=120, allow_errors=True,
+                            store_widget_state=False,
                             resources={"metadata": {"path": str(NOTEBOOK_DIR)}})
     client.execute()
+    check_the_html_shows_every_widget(notebook)
     for number, cell in enumerate(notebook.cells):
         if cell.cell_type != "code":
             continue

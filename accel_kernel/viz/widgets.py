@@ -267,11 +267,24 @@ def step_bundle(frames: StepFrames,
     box = widgets.VBox([widgets.HBox([play, slider]), side, info, graph])
 
     summary = frames.summary_dot()
-    svg, problem = render(summary)
     data = dict(box._repr_mimebundle_())
-    data["text/html"] = (_CSS + f"<h4>{_e(frames.stage.name)}: {total} steps</h4>"
-                         + (f"<pre>{_e(frames.header())}</pre>" if frames.run else "")
-                         + steps_html(frames.stage) + graph_html(svg, problem))
+    data["text/html"] = step_html(frames, render(summary))
     data["text/plain"] = frames.header() + "\n".join(
         frames.text(k) for k in range(1, total + 1)) + "\n"
     return data, {"accel/dot": {frames.stage.name: summary}}
+
+
+def step_html(frames: StepFrames, drawing: tuple[str | None, str]) -> str:
+    """The static copy of `%step` (what a notebook saved without widget state, nbconvert's
+    HTML and GitHub show): the table of steps, the stage's drawing with every node its steps
+    changed highlighted, and every step in a collapsible section with its before and after
+    and, on real data, the values it made. Drawings per step are the live widget's alone:
+    one Graphviz run a drawing, two a step, would make each `%step` seconds slower."""
+    stage, total = frames.stage, len(frames.stage.steps)
+    sections = "".join(f"<details><summary>step {k}/{total}: {_e(stage.steps[k - 1].rule)}"
+                       f"</summary><pre>{_e(frames.text(k))}</pre></details>"
+                       for k in range(1, total + 1))
+    return (_CSS + f"<h4>{_e(stage.name)}: {total} steps</h4>"
+            + (f"<pre>{_e(frames.header())}</pre>" if frames.run else "")
+            + steps_html(stage) + graph_html(*drawing)
+            + f'<div class="accel-stage">{sections}</div>')

@@ -121,6 +121,10 @@ def test_step_sends_a_slider_over_the_rewrite_log(ctx):
     if shutil.which("dot"):
         assert "<svg" in graph.value and "penwidth" not in graph.value   # SVG, not DOT
     assert "LITERAL" in bundle["text/html"] and "<table" in bundle["text/html"]
+    # the static copy: every step a collapsible section with its before and after
+    sections = bundle["text/html"].count("<details><summary>step ")
+    assert sections == slider.max and f"step {slider.max}/{slider.max}: " in bundle["text/html"]
+    assert bundle["text/html"].count("  before: ") == slider.max
     assert bundle["text/plain"].startswith("step 1/")
     assert out.metadata_of(0)["accel/dot"]["regularity"].startswith("digraph")
 
