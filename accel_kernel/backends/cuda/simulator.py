@@ -45,12 +45,21 @@ class _Abort(BaseException):
     """Raised in a waiting thread when its block is aborted: the thread ends quietly."""
 
 
-class Lane(threading.Thread):
-    """One simulated CUDA thread (what numba's `BlockThread` offers kernel code)."""
+_idle: list["Lane"] = []    # lanes whose block ended normally, for the next blocks
 
-    def __init__(self, block: "Block", target: Callable[[], None], block_idx: tuple,
-                 thread_idx: tuple, debug: bool):
+
+class Lane(threading.Thread):
+    """One simulated CUDA thread (what numba's `BlockThread` offers kernel code), kept for
+    the next blocks once its block ends (starting a Python thread costs more than most
+    simulated threads' work)."""
+
+    def __init__(self) -> None:
         super().__init__(daemon=True)
+        self.go = threading.Lock()
+        self.go.acquire()                 # released when this thread gets the baton
+
+    def assign(self, block: "Block", target: Callable[[], None], block_idx: tuple,
+               thread_idx: tuple) -> None:
         from numba.cuda.simulator.kernelapi import Dim3
         self._manager = block
         self._target_fn = target
@@ -58,26 +67,26 @@ class Lane(threading.Thread):
         self.threadIdx = Dim3(*thread_idx)
         dim = block._block_dim
         self.thread_id = thread_idx[0] + dim[0] * (thread_idx[1] + dim[1] * thread_idx[2])
-        self.debug = debug
-        self.go = threading.Lock()
-        self.go.acquire()                 # released when this thread gets the baton
         self.phase = 0                    # this lane's count of shuffles, mod 2
 
     def run(self) -> None:
-        block = self._manager
-        self.go.acquire()
-        try:
-            if block.aborted:
+        while True:
+            self.go.acquire()
+            block = self._manager
+            try:
+                if block.aborted:
+                    return
+                if block._debug:
+                    np.seterr(divide="raise")
+                self._target_fn()
+            except _Abort:
                 return
-            if self.debug:
-                np.seterr(divide="raise")
-            self._target_fn()
-        except _Abort:
-            return
-        except Exception as e:
-            block.fail(self, e)
-            return
-        block.finish(self)
+            except Exception as e:
+                block.fail(self, e)
+                return
+            block.finish(self)
+            if block.aborted:             # a deadlock found by `finish`, or another's error
+                return
 
     def syncthreads(self) -> None:
         self._manager.wait_all(self)
@@ -118,21 +127,28 @@ class Block:
         self.live = 0
         self.aborted = False
         self.error: tuple[BaseException, Any] | None = None
+        self.lanes: list[Lane] = []
         self.done = threading.Lock()
         self.done.acquire()
 
     def run(self, grid_point: tuple, *args: Any) -> None:
         f = self._f
-        lanes = [Lane(self, lambda: f(*args), grid_point, point, self._debug)
-                 for point in np.ndindex(*self._block_dim)]
-        for lane in lanes:
+        points = list(np.ndindex(*self._block_dim))
+        while len(_idle) < len(points):
+            lane = Lane()
             lane.start()
+            _idle.append(lane)
+        lanes = self.lanes = _idle[len(_idle) - len(points):]
+        del _idle[len(_idle) - len(points):]
+        for lane, point in zip(lanes, points):
+            lane.assign(self, lambda: f(*args), grid_point, point)
         self.live = len(lanes)
         self.ready.extend(lanes[1:])
         lanes[0].go.release()
         self.done.acquire()
-        if self.error is not None:
+        if self.error is not None:        # the block's lanes end: none goes back
             raise self.error[0].with_traceback(self.error[1])
+        _idle.extend(lanes)
 
     # the scheduler: only the thread holding the baton calls these
 
@@ -197,12 +213,14 @@ class Block:
         self._abort(type(e)(message), sys.exc_info()[2])
 
     def _abort(self, error: BaseException, traceback: Any) -> None:
-        """Every waiting thread ends (raising `_Abort`), and the launch raises `error`."""
+        """Every other lane of the block ends (raising `_Abort` where it waits, or at its
+        next turn), and the launch raises `error`."""
         self.error = (error, traceback)
         self.aborted = True
-        waiting = [*self.ready, *self.at_sync, *(t for w, _ in self.warps.values() for t in w)]
-        for t in waiting:
-            t.go.release()
+        running = threading.current_thread()
+        for lane in self.lanes:
+            if lane is not running:
+                lane.go.release()
         self.done.release()
 
 
