@@ -155,8 +155,7 @@ class Block:
     def _switch(self, lane: Lane) -> None:
         """`lane` waits: the next ready thread runs, and `lane` sleeps until it is ready."""
         if not self.ready:
-            self._abort(RuntimeError(f"simulator: every thread of block {tuple(lane.blockIdx)}"
-                                     " waits (a barrier some threads never reach)"), None)
+            self._stuck(lane)
             raise _Abort
         self.ready.popleft().go.release()
         lane.go.acquire()
@@ -201,8 +200,7 @@ class Block:
         if self.at_sync and len(self.at_sync) == self.live:
             self._release_sync(None)
         if not self.ready:
-            self._abort(RuntimeError(f"simulator: every thread of block {tuple(lane.blockIdx)}"
-                                     " waits (a barrier some threads never reach)"), None)
+            self._stuck(lane)
             return
         self.ready.popleft().go.release()
 
@@ -211,6 +209,11 @@ class Block:
         where = f"tid={list(lane.threadIdx)} ctaid={list(lane.blockIdx)}"
         message = f"{where}: {e}" if str(e) else where
         self._abort(type(e)(message), sys.exc_info()[2])
+
+    def _stuck(self, lane: Lane) -> None:
+        """No thread can go on: numba's manager would wait forever, this one raises."""
+        self._abort(RuntimeError(f"simulator: every thread of block {tuple(lane.blockIdx)} "
+                                 "waits (at a barrier that some threads never reach)"), None)
 
     def _abort(self, error: BaseException, traceback: Any) -> None:
         """Every other lane of the block ends (raising `_Abort` where it waits, or at its
