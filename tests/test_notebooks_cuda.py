@@ -90,7 +90,6 @@ def run_cell(session, source: str, name: str, cuda: bool) -> str | None:
 def run_every_cell() -> dict[str, list]:
     """Per cell (`NOTEBOOK cell K`): [interp's outcome, cuda's outcome, tagged]."""
     from accel_kernel.session import Session
-    sys.setswitchinterval(0.001)     # the simulator's threads wait on barriers: half the time
     results = {}
     for path in NOTEBOOKS:
         interp, cuda = Session(target="interp"), Session(target="cuda")
