@@ -12,7 +12,7 @@ it can arrive at the next.
 
 A block runner (`Block`, in place of numba's `BlockManager`). numba runs each CUDA thread of
 a block as a Python thread, all at once, and its manager busy-polls them (`is_alive`,
-a flag per thread) to find when all wait at `syncthreads`: most of a simulated launch went to
+a flag per thread) to find when all wait at `syncthreads`: much of a simulated launch went to
 the polling and to the GIL passing between hundreds of runnable threads. Here the threads of a
 block take turns: each is still a Python thread (the kernel is plain Python that may block
 anywhere), but only the one holding the block's baton runs. It runs until it waits at a
@@ -22,9 +22,14 @@ ready again. The launching thread sleeps until the block is done. Barriers count
 do (`syncthreads` waits for the threads still running; a shuffle for the warp's 32 lanes); a
 thread's exception aborts the block and is raised by the launch as numba raises it (the
 thread and block in its message), and a block where no thread can go on (a deadlock, which
-numba's would hang on) raises too. Only one thread runs at a time, so the atomics and the
+numba's would hang on) raises too. A block's threads are kept for the next blocks (starting
+a Python thread costs more than most simulated threads' work). Only one thread runs at a time, so the atomics and the
 scheduler's state need no more locking. The order of the threads is fixed, so a launch is
-deterministic (the real-GPU runs check what interleavings could break).
+deterministic (the real-GPU runs check what interleavings could break), and a thread that
+spins on another thread's write without a barrier between would spin forever here (no
+kernel of ours does; blocks never waited on each other in numba's simulator either). The
+programs of tests/programs/ on the simulator: 195 s of CPU with numba's manager (and a short
+thread switch interval), 39 s with this one.
 
 `launching()` wraps a launch: the intrinsics and the block runner installed, and `cuda.shared
 .array` told its call site from the caller's frame (numba extracts the whole stack on every
