@@ -150,7 +150,11 @@ class Block:
         self.live = len(lanes)
         self.ready.extend(lanes[1:])
         lanes[0].go.release()
-        self.done.acquire()
+        try:
+            self.done.acquire()
+        except BaseException:             # an interrupt: the next thread to run ends
+            self.aborted = True
+            raise
         if self.error is not None:        # the block's lanes end: none goes back
             raise self.error[0].with_traceback(self.error[1])
         _idle.extend(lanes)
