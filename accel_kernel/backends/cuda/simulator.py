@@ -28,8 +28,9 @@ scheduler's state need no more locking. The order of the threads is fixed, so a 
 deterministic (the real-GPU runs check what interleavings could break), and a thread that
 spins on another thread's write without a barrier between would spin forever here (no
 kernel of ours does; blocks never waited on each other in numba's simulator either). The
-programs of tests/programs/ on the simulator: 195 s of CPU with numba's manager (and a short
-thread switch interval), 39 s with this one.
+programs of tests/programs/ on the simulator (four child processes, side by side on one
+machine): 122 s of CPU with numba's manager (and a short thread switch interval), 39 s
+with this one.
 
 `launching()` wraps a launch: the intrinsics and the block runner installed, and `cuda.shared
 .array` told its call site from the caller's frame (numba extracts the whole stack on every
