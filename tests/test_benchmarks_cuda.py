@@ -23,8 +23,11 @@ def run_baselines() -> dict[str, str]:
     """Each baseline: "ok" or what it gave instead (run in the child)."""
     import numpy as np
 
+    from accel_kernel.backends.cuda import simulator
     from benchmarks import cuda_baselines as G
     from benchmarks import workloads as W
+    if simulator.simulated():
+        simulator.install()         # its block runner: the baselines launch without it
     out = {}
     for workload in W.WORKLOADS:
         inputs = workload.make_inputs(SCALE)

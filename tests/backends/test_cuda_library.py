@@ -179,7 +179,6 @@ def _same(a, b) -> bool:
 
 
 def child() -> dict[str, str]:
-    sys.setswitchinterval(0.001)        # the simulator's threads wait on each other less
     from accel_kernel.backends.cuda import sort
     ran = _counting()
     results = {}

@@ -142,5 +142,4 @@ def test_a_kernel_with_several_reductions_and_element_outputs_is_one_kernel():
 
 
 if __name__ == "__main__":
-    sys.setswitchinterval(0.001)    # the simulator's threads wait on each other a lot
     print(json.dumps(compare(cases())))

@@ -86,7 +86,6 @@ def outcome(text: str, target: str) -> str:
 def run_all() -> list[str]:
     """Every program on every grid: the differences from interp."""
     from accel_kernel.backends.cuda import device
-    sys.setswitchinterval(0.001)    # the simulator's barriers wait less (half the time)
     wrong = []
     for (threads, blocks), sizes in GRIDS:
         device.SIM_THREADS, device.SIM_MAX_BLOCKS = threads, blocks
