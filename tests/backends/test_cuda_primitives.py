@@ -4,7 +4,6 @@ numpy on small inputs, and every kernel template compiled to PTX for sm_80 and s
 assembled by ptxas (no GPU needed for either)."""
 from __future__ import annotations
 
-import sys
 
 import numpy as np
 import pytest
@@ -107,17 +106,6 @@ def _sources(block: int = BLOCK, max_blocks: int = MAX_BLOCKS) -> list[P.Source]
             for dtype in sort.SORTED_TYPES]
     out.append(P.reduce_by_index_sorted("runs_add", "add", "float64", block, max_blocks))
     return out
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _quick_thread_switches():
-    """The simulator runs a Python thread per GPU thread, and its block manager polls them:
-    with the default 5 ms switch interval every barrier and shuffle waits for it (a
-    1 ms interval halves these tests' time)."""
-    saved = sys.getswitchinterval()
-    sys.setswitchinterval(0.001)
-    yield
-    sys.setswitchinterval(saved)
 
 
 @pytest.fixture(scope="module")
