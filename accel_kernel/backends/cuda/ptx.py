@@ -282,9 +282,12 @@ def _function_key(node: ast.FunctionDef, functions: dict, bindings: dict[str, st
     """The hash of a module-level function's text with its name and locals renamed
     canonically (a `$` name, which no source has), the module's functions it calls renamed
     to their keys (`key_of(name)`) and the module-level statements it reads appended. A
-    function with a nested scope (whose names this does not follow) is a key of its own."""
+    function with a nested scope (whose names this does not follow) or calling one of the
+    module's functions with keywords (which name its renamed parameters) is a key of its
+    own."""
     nodes = list(ast.walk(node))
-    if any(isinstance(n, _NESTED) for n in nodes[1:]):
+    if any(isinstance(n, _NESTED) or isinstance(n, ast.Call) and n.keywords
+           and isinstance(n.func, ast.Name) and n.func.id in functions for n in nodes[1:]):
         return hashlib.sha256(f"{module} {node.name}".encode()).hexdigest()
     local = {n.arg for n in nodes if isinstance(n, ast.arg)}
     local |= {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
