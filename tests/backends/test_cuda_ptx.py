@@ -1,9 +1,10 @@
 """Every kernel the `cuda` target generates compiles for real GPUs: for every program of
 tests/programs/, every `@cuda.jit` kernel of its module is typed and lowered by numba.cuda,
 compiled by NVVM to PTX for sm_80 and sm_90 and assembled by the wheel's `ptxas` for each,
-failing on any exception (the simulator accepts code the real compiler refuses). No GPU is
-needed. Also: one map over every scalar builtin in f32, f64 and integers, the device dialect,
-the no-GPU line, `%show ptx` and `accel stages --format ptx`.
+failing on any exception (the simulator accepts code the real compiler refuses), each kernel
+once a test run up to names (`check_compiles`). No GPU is needed. Also: one map over every
+scalar builtin in f32, f64 and integers, the device dialect, the no-GPU line, `%show ptx` and
+`accel stages --format ptx`.
 """
 from __future__ import annotations
 
