@@ -1,13 +1,16 @@
 """Every kernel the `cuda` target generates compiles for real GPUs: for every program of
 tests/programs/, every `@cuda.jit` kernel of its module is typed and lowered by numba.cuda,
 compiled by NVVM to PTX for sm_80 and sm_90 and assembled by the wheel's `ptxas` for each,
-failing on any exception (the simulator accepts code the real compiler refuses). No GPU is
-needed. Also: one map over every scalar builtin in f32, f64 and integers, the device dialect,
-the no-GPU line, `%show ptx` and `accel stages --format ptx`.
+failing on any exception (the simulator accepts code the real compiler refuses), each kernel
+once a test run up to names (`check_compiles`). No GPU is needed. Also: one map over every
+scalar builtin in f32, f64 and integers, the device dialect, the no-GPU line, `%show ptx` and
+`accel stages --format ptx`.
 """
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -44,16 +47,51 @@ def cuda_module(text: str, name: str):
     return generate(stages[-1].program)
 
 
-def check_compiles(module) -> None:
+# The keys (`ptx.kernel_keys`: a kernel up to names) of the kernels compiled and assembled
+# in this test run: by this process, and by every xdist worker of the run (an empty file
+# per key in a directory of the run, made once the kernel has passed)
+_CHECKED: set[str] = set()
+_DEVICE_FUNCTIONS: dict = {}    # by key: compiled once per process (`ptx.compile_module`)
+
+
+def _run_record() -> Path | None:
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if not run:
+        return None
+    record = Path(tempfile.gettempdir()) / f"accel-ptx-checked-{run}"
+    record.mkdir(exist_ok=True)
+    return record
+
+
+def check_compiles(module) -> int:
+    """Every kernel of `module` is typed and lowered by numba.cuda, compiled by NVVM for
+    sm_80 and sm_90 and assembled by ptxas, with no exception: the kernels that are not the
+    same up to names as one already checked in this test run are compiled here (how many:
+    the result), each once."""
     from accel_kernel.backends.cuda import ptx
-    kernels = ptx.compile_module(module)
-    assert len(kernels) == len(ptx.CAPABILITIES) * len(module.params)
     assert len(module.params) >= len(module.kernels)
+    record = _run_record()
+
+    def checked(key: str) -> bool:
+        return key in _CHECKED or (record is not None and (record / key).exists())
+    keys = ptx.kernel_keys(module)
+    todo: dict[str, str] = {}          # key -> the first kernel of that key
+    for name, key in keys.items():
+        if not checked(key):
+            todo.setdefault(key, name)
+    kernels = ptx.compile_module(module, kernels=set(todo.values()), shared=_DEVICE_FUNCTIONS)
+    assert len(kernels) == len(ptx.CAPABILITIES) * len(todo)
     for kernel in kernels:
         cc = kernel.cc
         assert f".target sm_{cc[0]}{cc[1]}" in kernel.ptx
         assert kernel.report and all(r.registers > 0 for r in kernel.report), kernel.report
         assert {r.arch for r in kernel.report} == {f"sm_{cc[0]}{cc[1]}"}
+    for key in todo:
+        _CHECKED.add(key)
+        if record is not None:
+            (record / key).touch()
+    assert all(checked(key) for key in keys.values())
+    return len(todo)
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.stem)
@@ -78,6 +116,23 @@ def test_every_scalar_builtin_compiles_to_ptx():
     assert not any(f"np.{f}(" in source for f in ("sqrt", "exp", "divide", "fmod", "isnan",
                                                     "trunc", "isfinite", "power", "rint"))
     check_compiles(module)
+
+
+def test_kernels_share_a_key_only_when_the_same_up_to_names():
+    from accel_kernel.backends.cuda.ptx import kernel_keys
+
+    def keys(text: str) -> list[str]:
+        return list(kernel_keys(cuda_module(text, "k.accel")).values())
+    one = keys("let xs = [1.0, 2.0]\nmap (\\x -> sqrt x + 1.0) xs")
+    assert len(one) == 1
+    assert keys("let ys = [3.0, 2.0, 5.0]\nmap (\\y -> sqrt y + 1.0) ys") == one
+    assert keys("let xs = [1.0, 2.0]\nmap (\\x -> sqrt x + 2.0) xs") != one
+    assert keys("let xs = [1.0, 2.0]\nmap (\\x -> exp x + 1.0) xs") != one
+    assert keys("let xs = map f32 [1.0, 2.0]\nmap (\\x -> sqrt x + one) xs")[-1] != one[0]
+    # the device function a kernel calls is part of its key
+    calls = keys("def f (x: i64) : i64 = x * 3\nmap (\\x -> f x + 1) [1, 2]")
+    assert calls != keys("def f (x: i64) : i64 = x * 4\nmap (\\x -> f x + 1) [1, 2]")
+    assert calls == keys("def g (y: i64) : i64 = y * 3\nmap (\\z -> g z + 1) [5, 2, 7]")
 
 
 def test_the_same_writer_spells_numpy_for_cpu_and_math_for_cuda():

@@ -2,11 +2,15 @@
 capability (numba.cuda's NVVM) and assembled by the `ptxas` of the same CUDA toolkit wheel,
 whose `-v` report is parsed per kernel (`Resources`: registers, shared memory, stack, spills).
 
-- `compile_ptx(kernel, signature, cc)` / `assemble(ptx, arch)` / `resources(...)`: one
-  `@cuda.jit` kernel of the device primitives (`primitives.load(..., simulate=False)`);
+- `compile_ptx(kernel, signature, cc)` / `compile_ptx_for(kernel, signature, ccs)` /
+  `assemble(ptx, arch)` / `resources(...)` / `resources_for(...)`: one `@cuda.jit` kernel of
+  the device primitives (`primitives.load(..., simulate=False)`), lowered once for all
+  capabilities;
 - `compile_module(code)` / `listing(code)`: every kernel of a generated `cuda` module
   (stage `codegen`'s `--format ptx` and `%show ptx`, and the tests' proof that every kernel
-  compiles for real hardware: the simulator accepts code the real compiler refuses).
+  compiles for real hardware: the simulator accepts code the real compiler refuses);
+- `kernel_keys(code)`: a key per kernel, the same for kernels that are the same up to names
+  (the tests compile each key once).
 
 numba.cuda compiles a device function for the *current* device, so while compiling, the
 current device is one of capability `cc` (there may be no GPU). Any failure raises (numba's
@@ -14,6 +18,8 @@ typing and lowering errors, NVVM's, a non-zero exit of `ptxas`).
 """
 from __future__ import annotations
 
+import ast
+import hashlib
 import os
 import re
 import subprocess
@@ -22,7 +28,7 @@ import types
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 if TYPE_CHECKING:
     from .codegen import CudaModule, ParamType
@@ -74,10 +80,25 @@ def compile_ptx(kernel: Any, signature: str, cc: tuple[int, int] = (8, 0)) -> st
     """The PTX of a `@cuda.jit` kernel (its dispatcher, from `primitives.load(...,
     simulate=False)`) for this signature and compute capability. Load the source afresh for
     each capability: device functions keep their first compilation."""
-    from numba import cuda
-    with _capability(cc):
-        ptx, _ = cuda.compile_ptx(kernel.py_func, signature, cc=cc)
-    return ptx
+    return compile_ptx_for(kernel, signature, (cc,))[cc]
+
+
+def compile_ptx_for(kernel: Any, signature: Any, ccs=CAPABILITIES) -> dict[tuple[int, int], str]:
+    """The PTX of a `@cuda.jit` kernel for each capability of `ccs`: typed and lowered to NVVM
+    IR once (for the first), that IR compiled by NVVM for each, as `nvcc -gencode` compiles
+    one source for several architectures: numba's lowering does not tell sm_80 from sm_90
+    (its capability gates, float64 atomics from sm_60 and a fast float32 tanh from sm_75,
+    are all below sm_80)."""
+    from numba.cuda import compiler
+    with _capability(ccs[0]):
+        library, _ = compiler._compile_pyfunc_with_fixup(
+            kernel.py_func, signature, debug=None, lineinfo=False, device=False,
+            fastmath=False, cc=ccs[0], opt=None, abi="numba", abi_info=None,
+            forceinline=False, launch_bounds=None, lto=False)
+    out = {}
+    for cc in ccs:
+        (out[cc],) = library.get_asm_strs(cc=cc)
+    return out
 
 
 _ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(\w+)'")
@@ -122,11 +143,18 @@ def resources(namespace: dict[str, Any], kernels: Any, cc: tuple[int, int] = (8,
               ) -> list[Resources]:
     """The `ptxas` report of each kernel (`primitives.Kernel`: name and signature) of source
     loaded for a GPU (`primitives.load(..., simulate=False)`), for capability `cc`."""
-    arch = f"sm_{cc[0]}{cc[1]}"
-    out = []
+    return resources_for(namespace, kernels, (cc,))[cc]
+
+
+def resources_for(namespace: dict[str, Any], kernels: Any, ccs=CAPABILITIES
+                  ) -> dict[tuple[int, int], list[Resources]]:
+    """`resources` for each capability of `ccs`, each kernel lowered once
+    (`compile_ptx_for`)."""
+    out: dict[tuple[int, int], list[Resources]] = {cc: [] for cc in ccs}
     for kernel in kernels:
-        (report,) = assemble(compile_ptx(namespace[kernel.name], kernel.signature, cc), arch)
-        out.append(report)
+        for cc, text in compile_ptx_for(namespace[kernel.name], kernel.signature, ccs).items():
+            (report,) = assemble(text, f"sm_{cc[0]}{cc[1]}")
+            out[cc].append(report)
     return out
 
 
@@ -151,31 +179,45 @@ def numba_type(param: "ParamType") -> Any:
 
 
 def compile_module(code: "CudaModule", cc: tuple[int, int] | None = None,
-                   assemble_it: bool = True, ccs=CAPABILITIES) -> list[KernelPtx]:
-    """The PTX of every kernel of `code` for each capability of `ccs` (or for `cc` alone),
-    each assembled by `ptxas` for its architecture (unless not `assemble_it`).
+                   assemble_it: bool = True, ccs=CAPABILITIES,
+                   kernels: Iterable[str] | None = None, shared: dict[str, Any] | None = None
+                   ) -> list[KernelPtx]:
+    """The PTX of every kernel of `code` (or of those named in `kernels`) for each capability
+    of `ccs` (or for `cc` alone), each assembled by `ptxas` for its architecture (unless not
+    `assemble_it`), each kernel lowered once (`compile_ptx_for`). An exception names the
+    kernel in a note.
 
-    Each kernel is typed and lowered to NVVM IR once (for the first capability) and that IR is
-    compiled by NVVM for every capability, as `nvcc -gencode` compiles one source for several
-    architectures: numba's lowering of these kernels does not depend on the capability (it
-    gates only half-precision and a few atomics, which the kernels do not use)."""
-    from numba.cuda import compiler
+    `shared`: device functions by key (`function_keys`) from earlier modules, compiled
+    once for all of them: the kernels call those in place of their own copies (the same up
+    to names), and this module's others are added."""
     ccs = (cc,) if cc is not None else tuple(ccs)
+    names = list(code.params) if kernels is None else [k for k in code.params if k in kernels]
+    out: dict[tuple[int, int], list[KernelPtx]] = {c: [] for c in ccs}
+    if not names:
+        return []
     namespace: dict = {"__name__": f"accel_ptx_{code.key}"}
     exec(compile(code.source, f"<accel cuda module {code.key}>", "exec"), namespace)
-    out: dict[tuple[int, int], list[KernelPtx]] = {c: [] for c in ccs}
-    for name, params in code.params.items():      # every `@cuda.jit` kernel, in order
-        signature = tuple(numba_type(p) for p in params)
-        with _capability(ccs[0]):
-            library, _ = compiler._compile_pyfunc_with_fixup(
-                namespace[name].py_func, signature, debug=None, lineinfo=False, device=False,
-                fastmath=False, cc=ccs[0], opt=None, abi="numba", abi_info=None,
-                forceinline=False, launch_bounds=None, lto=False)
-        for c in ccs:
-            (ptx,) = library.get_asm_strs(cc=c)
-            report = assemble(ptx, f"sm_{c[0]}{c[1]}") if assemble_it else []
-            out[c].append(KernelPtx(name, c, ptx, report))
+    if shared is not None:
+        for name, key in function_keys(code).items():
+            if name not in code.params:
+                namespace[name] = shared.setdefault(key, namespace[name])
+    for name in names:                        # `@cuda.jit` kernels, in order
+        try:
+            for kernel in _compile_kernel(namespace[name], code.params[name], ccs,
+                                          assemble_it):
+                out[kernel.cc].append(kernel)
+        except Exception as err:
+            err.add_note(f"cuda: compiling kernel {name} of module {code.key}")
+            raise
     return [kernel for c in ccs for kernel in out[c]]
+
+
+def _compile_kernel(kernel: Any, params: "tuple[ParamType, ...]", ccs, assemble_it: bool
+                    ) -> Iterator[KernelPtx]:
+    signature = tuple(numba_type(p) for p in params)
+    for cc, ptx in compile_ptx_for(kernel, signature, ccs).items():
+        report = assemble(ptx, f"sm_{cc[0]}{cc[1]}") if assemble_it else []
+        yield KernelPtx(kernel.py_func.__name__, cc, ptx, report)
 
 
 def listing(code: "CudaModule", ccs=CAPABILITIES) -> str:
@@ -186,3 +228,80 @@ def listing(code: "CudaModule", ccs=CAPABILITIES) -> str:
         parts.append(f"// kernel {kernel.name}, sm_{kernel.cc[0]}{kernel.cc[1]}: {used}\n"
                      f"{kernel.ptx}")
     return "\n".join(parts)
+
+
+# ---------------------------------------------------------------- kernels up to names
+
+
+def kernel_keys(code: "CudaModule") -> dict[str, str]:
+    """A key per kernel of `code` (by name) that two kernels share only when they compile the
+    same: the hash of its `function_keys` key and its parameter types. Many kernels are the
+    same across programs up to names (a map over an iota, a concat...): the PTX check
+    compiles each key once."""
+    functions = function_keys(code)
+    return {kernel: hashlib.sha256(f"{functions[kernel]} {params!r}".encode()).hexdigest()
+            for kernel, params in code.params.items()}
+
+
+def function_keys(code: "CudaModule") -> dict[str, str]:
+    """A key for every kernel of `code` and every module-level function that one calls
+    (transitively), by name: the hash of its source with every local variable renamed
+    canonically, each module-level function it calls replaced by that function's key and
+    each module-level statement it reads (the imports) added verbatim."""
+    tree = ast.parse(code.source)
+    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+    bindings = {name: ast.unparse(node) for node in tree.body
+                if not isinstance(node, ast.FunctionDef) for name in _bound_names(node)}
+    keys: dict[str, str] = {}
+
+    def key(name: str, calling: tuple[str, ...]) -> str:
+        if name not in keys:
+            if name in calling:       # recursion: a key of its own
+                return hashlib.sha256(f"{code.key} {name}".encode()).hexdigest()
+            keys[name] = _function_key(functions[name], functions, bindings, code.key,
+                                       lambda f: key(f, calling + (name,)))
+        return keys[name]
+    for kernel in code.params:
+        key(kernel, ())
+    return keys
+
+
+def _bound_names(node: ast.stmt) -> list[str]:
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return [(a.asname or a.name).split(".")[0] for a in node.names]
+    return [n.id for n in ast.walk(node) if isinstance(n, ast.Name)
+            and isinstance(n.ctx, ast.Store)]
+
+
+_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp,
+           ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Global, ast.Nonlocal)
+
+
+def _function_key(node: ast.FunctionDef, functions: dict, bindings: dict[str, str],
+                  module: str, key_of) -> str:
+    """The hash of a module-level function's text with its name and locals renamed
+    canonically (a `$` name, which no source has), the module's functions it calls renamed
+    to their keys (`key_of(name)`) and the module-level statements it reads appended. A
+    function with a nested scope (whose names this does not follow) or calling one of the
+    module's functions with keywords (which name its renamed parameters) is a key of its
+    own."""
+    nodes = list(ast.walk(node))
+    if any(isinstance(n, _NESTED) or isinstance(n, ast.Call) and n.keywords
+           and isinstance(n.func, ast.Name) and n.func.id in functions for n in nodes[1:]):
+        return hashlib.sha256(f"{module} {node.name}".encode()).hexdigest()
+    local = {n.arg for n in nodes if isinstance(n, ast.arg)}
+    local |= {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    renamed: dict[str, str] = {}
+    read = set()
+    for n in nodes:
+        if isinstance(n, ast.arg):
+            n.arg = renamed.setdefault(n.arg, f"$v{len(renamed)}")
+        elif isinstance(n, ast.Name) and n.id in local:
+            n.id = renamed.setdefault(n.id, f"$v{len(renamed)}")
+        elif isinstance(n, ast.Name) and n.id in functions:
+            n.id = "$" + key_of(n.id)
+        elif isinstance(n, ast.Name) and n.id in bindings:
+            read.add(bindings[n.id])
+    node.name = "$f"
+    text = "\n".join([ast.unparse(node), *sorted(read)])
+    return hashlib.sha256(text.encode()).hexdigest()
