@@ -4,9 +4,11 @@ numba (`codegen.generate`), library functions over numeric arrays compiled too
 `loop`) as the `numpy` target does.
 
 Compiled modules are cached: in memory by the hash of their source (a re-run cell costs a
-dictionary lookup), and on disk by numba (`cache=True`): the generated source is written to
-`<cache dir>/accel_<hash>.py` and imported from there, so numba's cache of each function's
-machine code survives the process. The cache directory comes in the caller's
+dictionary lookup), and by kernel: each numba function with the ones it calls is a compile
+unit in canonical names (`units.py`), written to `<cache dir>/accel_unit_<hash>.py` and
+imported once per process, so the same kernel in two programs compiles once, and numba's
+cache (`cache=True`) keeps its machine code beside the file across processes. The host
+functions go to `<cache dir>/accel_<hash>.py`, which imports the kernels from their units. The cache directory comes in the caller's
 `targets.CompileOptions` (the session makes it from `$ACCEL_CACHE_DIR`, else
 `~/.cache/accel_kernel/kernels`); nothing here reads the environment.
 """
@@ -31,6 +33,7 @@ from ..numpy.costs import Counters, count, lib_cost
 from ..numpy.executor import Executor, FlatCellValues, call, execute
 from . import library
 from .codegen import Module, generate
+from .units import split
 
 if TYPE_CHECKING:
     from ...targets import CompileOptions
@@ -39,22 +42,33 @@ _MODULES: dict[str, ModuleType] = {}         # source hash -> the imported modul
 
 
 def load(code: Module, cache_dir: Path) -> ModuleType:
-    """The imported module of generated code (from the in-memory cache when it is there),
-    its source kept in `cache_dir`, where numba keeps its machine code."""
+    """The imported module of generated code (from the in-memory cache when it is there):
+    its numba functions each from its compile unit (`units.py`: one file per kernel, shared
+    by every program that has the same kernel), the rest from the main file; every file
+    kept in `cache_dir`, where numba keeps their machine code."""
     module = _MODULES.get(code.key)
     if module is not None:
         return module
     cache_dir.mkdir(parents=True, exist_ok=True)
-    path = cache_dir / f"accel_{code.key}.py"
-    if not path.exists() or path.read_text() != code.source:
-        _write_once(path, code.source)
-    name = f"accel_kernel_generated_{code.key}"
+    parts = split(code.source)
+    for name, source in parts.units.items():
+        if name not in sys.modules:
+            _import(name, cache_dir / f"{name}.py", source)
+    module = _import(f"accel_kernel_generated_{code.key}", cache_dir / f"accel_{code.key}.py",
+                     parts.main)
+    _MODULES[code.key] = module
+    return module
+
+
+def _import(name: str, path: Path, source: str) -> ModuleType:
+    """The module `name` executed from `path` (written first unless it holds `source`)."""
+    if not path.exists() or path.read_text() != source:
+        _write_once(path, source)
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
-    _MODULES[code.key] = module
     return module
 
 
