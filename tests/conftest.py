@@ -8,6 +8,9 @@ any of them is a numba cache hit for the others, and for the next run (a fresh c
 runs, starts empty).
 """
 import os
+import shutil
+import tempfile
+import uuid
 from pathlib import Path
 
 import pytest
@@ -15,6 +18,22 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 KERNEL_CACHE = Path(os.environ.get("ACCEL_CACHE_DIR") or REPO / ".cache" / "kernels")
 os.environ["ACCEL_CACHE_DIR"] = str(KERNEL_CACHE)
+
+
+def pytest_configure(config):
+    """Under xdist, the run's id is made here (the workers get it as
+    $PYTEST_XDIST_TESTRUNUID), so that the run's PTX record can be removed at its end."""
+    if not hasattr(config, "workerinput") and getattr(config.option, "testrunuid", 0) is None:
+        config.option.testrunuid = uuid.uuid4().hex
+
+
+def pytest_unconfigure(config):
+    """The record of the PTX check's passed kernels, shared by the workers of this run
+    (tests/backends/test_cuda_ptx.py, `_run_record`), goes with the run."""
+    run = getattr(config.option, "testrunuid", None)
+    if run and not hasattr(config, "workerinput"):
+        shutil.rmtree(Path(tempfile.gettempdir()) / f"accel-ptx-checked-{run}",
+                      ignore_errors=True)
 
 
 def pytest_addoption(parser):

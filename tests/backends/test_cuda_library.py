@@ -14,17 +14,13 @@ import contextlib
 import io
 import json
 import os
-import subprocess
-import sys
 import tempfile
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 pytestmark = pytest.mark.cuda
 
-REPO = Path(__file__).resolve().parents[2]
 PRELUDE = "let nan = 0.0 / 0.0\nlet inf = 1.0 / 0.0\n"
 
 # name: (accel expression, how many library calls must run on the device)
@@ -207,11 +203,8 @@ def child() -> dict[str, str]:
 @pytest.fixture(scope="module")
 def simulated_results() -> dict[str, str]:
     pytest.importorskip("numba.cuda")
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(REPO))
-    done = subprocess.run([sys.executable, __file__], env=env, capture_output=True,
-                          text=True, timeout=900, check=False)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.splitlines()[-1])
+    from cuda_child import on_the_simulator
+    return on_the_simulator(__file__, timeout=900)
 
 
 def test_every_case_on_the_simulator(simulated_results):

@@ -8,8 +8,6 @@ value, another error, a crash) fails the test. `python -m tests.fuzz --targets c
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -46,11 +44,8 @@ def run_random_programs() -> dict[str, list[str]]:
 
 
 def test_random_programs_on_the_simulator():
-    env = {**os.environ, "PYTHONPATH": str(REPO), "NUMBA_ENABLE_CUDASIM": "1"}
-    done = subprocess.run([sys.executable, __file__], env=env, cwd=REPO, capture_output=True,
-                          text=True, timeout=900)
-    assert done.returncode == 0, done.stderr
-    result = json.loads(done.stdout.splitlines()[-1])
+    from cuda_child import on_the_simulator
+    result = on_the_simulator(__file__, timeout=900)
     assert not result["wrong"], "\n\n".join(result["wrong"])
     print(f"\ncuda: {len(result['agree'])} random programs agree with interp; "
           f"{len(result['unbuilt'])} not built:", *result["unbuilt"], sep="\n  ")

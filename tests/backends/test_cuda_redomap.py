@@ -16,7 +16,6 @@ import contextlib
 import io
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -99,11 +98,8 @@ def compare(todo: list[tuple[str, int, tuple[int, int]]]) -> dict[str, str]:
 
 
 def test_redomap_programs_on_the_simulator_give_interps_value_or_error():
-    env = {**os.environ, "PYTHONPATH": str(REPO), "NUMBA_ENABLE_CUDASIM": "1"}
-    done = subprocess.run([sys.executable, __file__], env=env, cwd=REPO, capture_output=True,
-                          text=True, timeout=600)
-    assert done.returncode == 0, done.stderr
-    results = json.loads(done.stdout.splitlines()[-1])
+    from cuda_child import on_the_simulator
+    results = on_the_simulator(__file__, timeout=600)
     assert len(results) == len(cases())
     wrong = {k: v for k, v in results.items() if v != "ok"}
     assert not wrong, "\n".join(f"{k}: {v}" for k, v in wrong.items())

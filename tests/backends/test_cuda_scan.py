@@ -14,7 +14,6 @@ import io
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -100,11 +99,8 @@ def run_all() -> list[str]:
 
 
 def test_scan_and_filter_kernels_give_interps_values_and_errors():
-    env = {**os.environ, "PYTHONPATH": str(REPO), "NUMBA_ENABLE_CUDASIM": "1"}
-    done = subprocess.run([sys.executable, __file__], env=env, cwd=REPO, capture_output=True,
-                          text=True, timeout=600)
-    assert done.returncode == 0, done.stderr
-    wrong = json.loads(done.stdout.splitlines()[-1])
+    from cuda_child import on_the_simulator
+    wrong = on_the_simulator(__file__, timeout=600)
     assert wrong == [], "\n".join(wrong)
 
 

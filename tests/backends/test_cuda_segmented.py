@@ -14,7 +14,6 @@ import contextlib
 import io
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -109,11 +108,8 @@ def run_cases() -> dict[str, dict]:
 
 @pytest.fixture(scope="module")
 def results() -> dict[str, dict]:
-    env = {**os.environ, "PYTHONPATH": str(REPO), "NUMBA_ENABLE_CUDASIM": "1"}
-    done = subprocess.run([sys.executable, __file__], env=env, cwd=REPO, capture_output=True,
-                          text=True, timeout=600)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout.splitlines()[-1])
+    from cuda_child import on_the_simulator
+    return on_the_simulator(__file__, timeout=600)
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -161,13 +157,10 @@ def run_programs_forced(variant: str, shard: int = 0, shards: int = 1) -> dict[s
                            "(about 2 minutes)")
 @pytest.mark.parametrize("variant", ["warp", "block"])
 def test_every_program_with_each_variant(variant):
-    env = {**os.environ, "PYTHONPATH": str(REPO), "NUMBA_ENABLE_CUDASIM": "1"}
-    done = subprocess.run([sys.executable, __file__, variant], env=env, cwd=REPO,
-                          capture_output=True, text=True, timeout=1200)
-    assert done.returncode == 0, done.stderr
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from test_cuda_programs import check
-    check(json.loads(done.stdout.splitlines()[-1]))
+    from cuda_child import on_the_simulator
+    check(on_the_simulator(__file__, variant, timeout=1200))
 
 
 if __name__ == "__main__":

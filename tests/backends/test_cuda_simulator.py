@@ -7,16 +7,11 @@ ends the block's threads; a barrier some threads never reach raises instead of h
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 pytestmark = pytest.mark.cuda
 
-REPO = Path(__file__).resolve().parents[2]
 
 
 def run_kernels() -> dict[str, object]:
@@ -85,11 +80,8 @@ def run_kernels() -> dict[str, object]:
 
 
 def test_the_block_runner_on_the_simulator():
-    env = {**os.environ, "PYTHONPATH": str(REPO), "NUMBA_ENABLE_CUDASIM": "1"}
-    done = subprocess.run([sys.executable, __file__], env=env, cwd=REPO, capture_output=True,
-                          text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    out = json.loads(done.stdout.splitlines()[-1])
+    from cuda_child import on_the_simulator
+    out = on_the_simulator(__file__, timeout=300)
     assert out["values"] and out["values after"], out
     assert out["error"] == "tid=[5, 0, 0] ctaid=[1, 0, 0]: boom", out
     assert out["stuck"].startswith("simulator: every thread of block (0, 0, 0) waits"), out
