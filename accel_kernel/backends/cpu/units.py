@@ -10,6 +10,7 @@ main module keeps everything else (the host functions) and imports each numba fu
 its unit under its own name:
 
     split(source) -> Split(main, units)     # units: {module name: source}
+    unit_sources(source, selected) -> {function name: unit source | None}
 
 A module with no numba functions (the `cuda` target's) is left whole. Nothing here runs
 code; `driver.load` writes and imports what this returns.
@@ -19,6 +20,7 @@ from __future__ import annotations
 import ast
 import hashlib
 from dataclasses import dataclass
+from typing import Callable
 
 PREFIX = "accel_unit_"
 
@@ -30,23 +32,32 @@ class Split:
 
 
 def split(source: str) -> Split:
-    tree = ast.parse(source)
-    numba = {s.name: s for s in tree.body if isinstance(s, ast.FunctionDef) and _jitted(s)}
-    if not numba:
+    units = unit_sources(source, _jitted)
+    if not units or None in units.values():        # none, or one this does not follow
         return Split(source, {})
-    preamble = [s for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom, ast.Assign))]
-    head = "\n".join(ast.unparse(s) for s in preamble)
-    units, imports = {}, []
-    for name in numba:
-        text = _unit_source(name, numba, head)
-        module = PREFIX + hashlib.sha256(text.encode()).hexdigest()[:16]
-        units[module] = text
-        imports.append(f"from {module} import fn_0 as {name}")
-    rest = [s for s in tree.body if not (isinstance(s, ast.FunctionDef) and s.name in numba)]
+    names = {name: PREFIX + hashlib.sha256(text.encode()).hexdigest()[:16]
+             for name, text in units.items()}
+    tree = ast.parse(source)
+    imports = [f"from {names[name]} import fn_0 as {name}" for name in units]
+    rest = [s for s in tree.body if not (isinstance(s, ast.FunctionDef) and s.name in units)]
     docstring = ast.get_docstring(tree)
     body = [ast.unparse(s) for s in rest if not _is_docstring(s)]
     main = ([repr(docstring)] if docstring else []) + imports + body
-    return Split("\n".join(main) + "\n", units)
+    return Split("\n".join(main) + "\n", {names[n]: units[n] for n in units})
+
+
+def unit_sources(source: str, selected: Callable[[ast.FunctionDef], bool]
+                 ) -> dict[str, str | None]:
+    """Every selected module-level function of `source` by name: the source of its unit
+    (the module's imports and assignments, then it and the selected functions it calls,
+    transitively, in canonical names), or None where a call names a parameter of one of
+    the unit's functions (a keyword argument: the renamed parameter would not match). The
+    `cuda` target's PTX check keys its kernels by the same texts (`ptx.kernel_keys`)."""
+    tree = ast.parse(source)
+    functions = {s.name: s for s in tree.body if isinstance(s, ast.FunctionDef) and selected(s)}
+    preamble = [s for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom, ast.Assign))]
+    head = "\n".join(ast.unparse(s) for s in preamble)
+    return {name: _unit_source(name, functions, head) for name in functions}
 
 
 def _jitted(fn: ast.FunctionDef) -> bool:
@@ -62,15 +73,18 @@ def _is_docstring(stmt: ast.stmt) -> bool:
             and isinstance(stmt.value.value, str))
 
 
-def _unit_source(root: str, numba: dict[str, ast.FunctionDef], head: str) -> str:
+def _unit_source(root: str, functions: dict[str, ast.FunctionDef], head: str) -> str | None:
     """The unit of `root`: the preamble, then its functions in canonical names."""
     order = [root]
     for name in order:                       # breadth first, in the order of the calls
-        for called in _loads(numba[name]):
-            if called in numba and called not in order:
+        for called in _loads(functions[name]):
+            if called in functions and called not in order:
                 order.append(called)
-    functions = {name: f"fn_{i}" for i, name in enumerate(order)}
-    texts = [ast.unparse(_Canonical(functions).visit(_copy(numba[name])))
+    if any(isinstance(n, ast.Call) and n.keywords and isinstance(n.func, ast.Name)
+           and n.func.id in functions for name in order for n in ast.walk(functions[name])):
+        return None
+    canonical = {name: f"fn_{i}" for i, name in enumerate(order)}
+    texts = [ast.unparse(_Canonical(canonical).visit(_copy(functions[name])))
              for name in order]
     return head + "\n\n\n" + "\n\n\n".join(texts) + "\n"
 

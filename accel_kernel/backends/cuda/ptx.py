@@ -18,7 +18,6 @@ typing and lowering errors, NVVM's, a non-zero exit of `ptxas`).
 """
 from __future__ import annotations
 
-import ast
 import hashlib
 import os
 import re
@@ -244,64 +243,12 @@ def kernel_keys(code: "CudaModule") -> dict[str, str]:
 
 
 def function_keys(code: "CudaModule") -> dict[str, str]:
-    """A key for every kernel of `code` and every module-level function that one calls
-    (transitively), by name: the hash of its source with every local variable renamed
-    canonically, each module-level function it calls replaced by that function's key and
-    each module-level statement it reads (the imports) added verbatim."""
-    tree = ast.parse(code.source)
-    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
-    bindings = {name: ast.unparse(node) for node in tree.body
-                if not isinstance(node, ast.FunctionDef) for name in _bound_names(node)}
-    keys: dict[str, str] = {}
-
-    def key(name: str, calling: tuple[str, ...]) -> str:
-        if name not in keys:
-            if name in calling:       # recursion: a key of its own
-                return hashlib.sha256(f"{code.key} {name}".encode()).hexdigest()
-            keys[name] = _function_key(functions[name], functions, bindings, code.key,
-                                       lambda f: key(f, calling + (name,)))
-        return keys[name]
-    for kernel in code.params:
-        key(kernel, ())
-    return keys
-
-
-def _bound_names(node: ast.stmt) -> list[str]:
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        return [(a.asname or a.name).split(".")[0] for a in node.names]
-    return [n.id for n in ast.walk(node) if isinstance(n, ast.Name)
-            and isinstance(n.ctx, ast.Store)]
-
-
-_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp,
-           ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Global, ast.Nonlocal)
-
-
-def _function_key(node: ast.FunctionDef, functions: dict, bindings: dict[str, str],
-                  module: str, key_of) -> str:
-    """The hash of a module-level function's text with its name and locals renamed
-    canonically (a `$` name, which no source has), the module's functions it calls renamed
-    to their keys (`key_of(name)`) and the module-level statements it reads appended. A
-    function with a nested scope (whose names this does not follow) or calling one of the
-    module's functions with keywords (which name its renamed parameters) is a key of its
-    own."""
-    nodes = list(ast.walk(node))
-    if any(isinstance(n, _NESTED) or isinstance(n, ast.Call) and n.keywords
-           and isinstance(n.func, ast.Name) and n.func.id in functions for n in nodes[1:]):
-        return hashlib.sha256(f"{module} {node.name}".encode()).hexdigest()
-    local = {n.arg for n in nodes if isinstance(n, ast.arg)}
-    local |= {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
-    renamed: dict[str, str] = {}
-    read = set()
-    for n in nodes:
-        if isinstance(n, ast.arg):
-            n.arg = renamed.setdefault(n.arg, f"$v{len(renamed)}")
-        elif isinstance(n, ast.Name) and n.id in local:
-            n.id = renamed.setdefault(n.id, f"$v{len(renamed)}")
-        elif isinstance(n, ast.Name) and n.id in functions:
-            n.id = "$" + key_of(n.id)
-        elif isinstance(n, ast.Name) and n.id in bindings:
-            read.add(bindings[n.id])
-    node.name = "$f"
-    text = "\n".join([ast.unparse(node), *sorted(read)])
-    return hashlib.sha256(text.encode()).hexdigest()
+    """A key for every kernel and device function of `code` (every decorated module-level
+    function), by name: the hash of its compile unit, the text the `cpu` target's kernel
+    cache keys by too (`cpu/units.py`: it and the functions it calls, transitively, in
+    canonical names, after the module's imports); a unit that text does not follow (a
+    keyword argument naming a renamed parameter) is a key of its own."""
+    from ..cpu.units import unit_sources
+    units = unit_sources(code.source, lambda f: bool(f.decorator_list))
+    return {name: hashlib.sha256((text if text is not None else f"{code.key} {name}").encode()
+                                 ).hexdigest() for name, text in units.items()}
