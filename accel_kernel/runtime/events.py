@@ -15,7 +15,8 @@ Cheap when nobody listens: a producer that would build a record at some cost tes
         ...                                  # one JSON object a line (`Event.json`)
 
 Every record has `time` (seconds, `time.perf_counter`) and a class-level `kind` (`alloc`,
-`free`, `transfer`, `evict`, `reupload`, `launch`); `json()` gives `{"kind": ..., fields}`.
+`free`, `transfer`, `evict`, `reupload`, `launch`, and a sequence's `seq_begin`, `step`,
+`seq_end`); `json()` gives `{"kind": ..., fields}`.
 Buffers are named by their number (`buffer`), unique within a pool, and carry the `device`
 they live on and the bytes in use there after the event (`in_use`).
 """
@@ -106,6 +107,54 @@ class Launch(Event):
     grid: tuple[int, ...]
     block: tuple[int, ...]
     buffers: tuple[int, ...] = ()
+    elements: int = 0                 # the elements (or segments, rows) it runs over
+    seconds: float = 0.0              # its time when measured (cpu: always; cuda: when synced)
+
+
+@dataclass(frozen=True)
+class SeqBegin(Event):
+    """A sequence starts running chunk by chunk. `sequence` numbers it in the stream; `length`
+    its elements (None: a host iterable of unknown length); `policy` `adaptive` or `fixed N`;
+    `ceiling` the most bytes one chunk may hold (None: no budget); `line` its source line."""
+    kind: ClassVar[str] = "seq_begin"
+    sequence: int
+    length: int | None
+    policy: str
+    ceiling: int | None = None
+    target: str = ""
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Step(Event):
+    """One step of a sequence: `elements` from `start` ran in `seconds` of computation and
+    `wall` seconds in all (computation plus the host's work around it), holding `nbytes`;
+    `utilisation` and `time_per_element` are the scheduler's smoothed samples after it, and
+    `next_size` the chunk size it chose for the next step by `rule`
+    (`runtime/scheduler.py`)."""
+    kind: ClassVar[str] = "step"
+    sequence: int
+    step: int
+    start: int
+    elements: int
+    nbytes: int
+    seconds: float
+    wall: float
+    utilisation: float
+    time_per_element: float
+    next_size: int
+    rule: str
+
+
+@dataclass(frozen=True)
+class SeqEnd(Event):
+    """A sequence stopped: `outcome` is `done`, `cancelled` or `error`."""
+    kind: ClassVar[str] = "seq_end"
+    sequence: int
+    elements: int
+    steps: int
+    seconds: float
+    outcome: str = "done"
 
 
 Subscriber = Callable[[Event], None]
