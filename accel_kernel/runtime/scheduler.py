@@ -85,7 +85,7 @@ class Policy:
     """The constants of the adaptive rules, named."""
     threshold: float = 0.8    # utilisation below this: grow
     grow: float = 2.0         # factor when growing
-    shrink: float = 2 ** 0.5  # divisor when shrinking: grow at twice the rate of shrinking (log scale)
+    shrink: float = 2 ** 0.5  # divisor when shrinking: grows twice as fast (log scale)
     weight: float = 0.5       # weight of the newest sample in the moving averages
     tolerance: float = 0.05   # time per element within this relative band: keep
     largest: int = 1 << 26    # never more elements per chunk than this
