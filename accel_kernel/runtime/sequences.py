@@ -135,6 +135,11 @@ class HostStream:
         self.taken += len(rows)
         return rows
 
+    def __iter__(self) -> Iterator[Any]:
+        """Every row left (the interpreter reads a sequence whole)."""
+        while rows := self.take(1024):
+            yield from rows
+
     def started(self) -> bool:
         """Whether an earlier run took rows from it (it cannot be streamed again)."""
         return self.taken > 0 or self.ended
