@@ -499,6 +499,8 @@ class Executor:
             _no_rows_left(sources, run.start, stmt.span)
         except BaseException as error:
             run.finish("cancelled" if isinstance(error, Interrupted) else "error")
+            if isinstance(error, AccelError) and error.span is None:
+                error.span = stmt.span         # the runtime's own errors: at the consumer
             raise
         run.finish("done")
         results = state + [self.seq_concat(parts, rep) for parts, rep in
