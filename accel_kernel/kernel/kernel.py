@@ -17,11 +17,16 @@ Interrupts: during a cell a SIGINT handler sets `session.cancel`, so the evaluat
 """
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import contextlib
+import contextvars
 import fnmatch
 import logging
 import re
 import signal
+import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +42,9 @@ from ..boundary import internal_error
 from ..lang.errors import AccelError, InternalError
 from ..targets import DEFAULT_TARGET
 from . import display, magics
+
+POLL_SECONDS = 0.03       # do_execute's await between looks at the running cell
+DASHBOARD_AFTER = 1.0     # a sequence running this long shows the dashboard
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_']*")
 _IDENT_CHAR = re.compile(r"[A-Za-z0-9_']")
@@ -123,6 +131,7 @@ class AccelKernel(Kernel):
         self.accel = Session()
         self.python: dict[str, Any] = {}     # what `%%python` cells define besides data
         self.history = History()
+        self._cell_executor: concurrent.futures.ThreadPoolExecutor | None = None
         self._setup_comms()
 
     # ------------------------------------------------------------------ kernel_info
@@ -145,10 +154,14 @@ class AccelKernel(Kernel):
         self.comm_manager.register_target("jupyter.widget", _open_widget_comm)
         self.comm_manager.register_target("jupyter.widget.control", _open_widget_control_comm)
 
-    def display_data(self, data: dict[str, Any], metadata: dict[str, Any] | None = None) -> None:
-        """Show a mime bundle (e.g. a widget's `_repr_mimebundle_()`) in the current cell."""
-        self.send_response(self.iopub_socket, "display_data",
-                           {"data": data, "metadata": metadata or {}, "transient": {}})
+    def display_data(self, data: dict[str, Any], metadata: dict[str, Any] | None = None,
+                     display_id: str | None = None, update: bool = False) -> None:
+        """Show a mime bundle (e.g. a widget's `_repr_mimebundle_()`) in the current cell;
+        with `update`, replace the one shown earlier with the same `display_id`."""
+        transient = {"display_id": display_id} if display_id is not None else {}
+        self.send_response(self.iopub_socket,
+                           "update_display_data" if update else "display_data",
+                           {"data": data, "metadata": metadata or {}, "transient": transient})
 
     # ------------------------------------------------------------------ execute
 
@@ -161,7 +174,10 @@ class AccelKernel(Kernel):
         error: dict[str, Any] | None = None
         try:
             with self._cancel_on_sigint():
-                output = self._run_cell(code, name, silent)
+                if code.startswith("%%"):   # `%%python`: Python code, which only a
+                    output = self._run_cell(code, name, silent)   # KeyboardInterrupt here stops
+                else:
+                    output = await self._run_cell_live(code, name, silent)
         except InternalError as err:           # our bug, caught at the session's boundary
             (self.log or logging.getLogger(__name__)).error(
                 "internal error in %s:\n%s", name, err.details)
@@ -185,6 +201,55 @@ class AccelKernel(Kernel):
             return {"status": "error", "execution_count": count, **error}
         return {"status": "ok", "execution_count": count, "payload": [],
                 "user_expressions": self._user_expressions(user_expressions or {})}
+
+    async def _run_cell_live(self, code: str, name: str, silent: bool) -> str | None:
+        """`_run_cell` on the cell thread while this coroutine awaits in short steps, so that
+        ipykernel handles comm messages (a dashboard's Cancel click) during the cell. The
+        thread runs in a copy of this context: what it sends has the cell's parent header.
+        The dashboard is shown from here (never from a thread): at once for a cell with a
+        `%dashboard` line, else when a sequence has run for `DASHBOARD_AFTER` seconds."""
+        board = None
+        if not silent:
+            from ..viz.dashboard import Dashboard
+            board = Dashboard(cancel=self.accel.cancel.set, budget=self.accel.budget)
+        display_id = None
+        if board is not None and magics.wants_dashboard(code):
+            display_id = self._show_dashboard(board)       # before anything of the cell
+        unsubscribe = self.accel.events.subscribe(board.receive) if board else None
+        loop = asyncio.get_running_loop()
+        context = contextvars.copy_context()
+        work = loop.run_in_executor(self._cell_thread(), context.run, self._run_cell,
+                                    code, name, silent)
+        try:
+            while not work.done():
+                await asyncio.wait([work], timeout=POLL_SECONDS)
+                if board is not None and display_id is None and \
+                        board.poll().running_for(time.perf_counter()) >= DASHBOARD_AFTER:
+                    display_id = self._show_dashboard(board)
+            return work.result()
+        except BaseException:
+            if not work.done():           # we were stopped: stop the cell too, then wait
+                self.accel.cancel.set()
+                await asyncio.wait([work])
+            raise
+        finally:
+            if unsubscribe is not None:
+                unsubscribe()
+            if board is not None and display_id is not None:
+                board.stop()              # its last update, then the final static copy
+                self.display_data(board.bundle(), display_id=display_id, update=True)
+
+    def _show_dashboard(self, board: Any) -> str:
+        display_id = uuid.uuid4().hex
+        self.display_data(board.bundle(), display_id=display_id)
+        return display_id
+
+    def _cell_thread(self) -> concurrent.futures.ThreadPoolExecutor:
+        """The one thread cells run on (made on first use)."""
+        if self._cell_executor is None:
+            self._cell_executor = concurrent.futures.ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix="accel-cell")
+        return self._cell_executor
 
     def _run_cell(self, code: str, name: str, silent: bool) -> str | None:
         """Run the segments of a cell in order; returns the text/plain of its result."""

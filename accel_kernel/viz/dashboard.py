@@ -466,33 +466,35 @@ class _Widgets:
 
 
 def _build_widgets(on_cancel: Callable[[Any], None]) -> _Widgets:
+    """The widget tree, each part with its CSS class from the start (in its comm_open)."""
     import ipywidgets as widgets
+
+    def part(name: str, kind: Any, **traits: Any) -> Any:
+        return kind(_dom_classes=(CSS_CLASSES[name],), **traits)
     parts = _Widgets(
         box=None,
-        status=widgets.HTML(),
-        progress=widgets.FloatProgress(value=0.0, min=0.0, max=1.0, description="progress",
-                                       layout=widgets.Layout(width="50%")),
-        elements=widgets.Label(),
-        steps=widgets.Label(),
-        chunk=widgets.HTML(),
-        time=widgets.HTML(),
-        utilisation=widgets.HTML(),
-        memory=widgets.Label(),
-        evictions=widgets.Label(),
-        launches=widgets.HTML(),
-        cancel=widgets.Button(description="Cancel", button_style="danger", icon="stop",
-                              tooltip="stop the sequence at its next step; the cell then "
-                                      "changes no global"))
+        status=part("status", widgets.HTML),
+        progress=part("progress", widgets.FloatProgress, value=0.0, min=0.0, max=1.0,
+                      description="progress", layout=widgets.Layout(width="50%")),
+        elements=part("elements", widgets.Label),
+        steps=part("steps", widgets.Label, value="steps: 0"),
+        chunk=part("chunk", widgets.HTML),
+        time=part("time", widgets.HTML),
+        utilisation=part("utilisation", widgets.HTML),
+        memory=part("memory", widgets.Label),
+        evictions=part("evictions", widgets.Label),
+        launches=part("launches", widgets.HTML),
+        cancel=part("cancel", widgets.Button, description="Cancel", button_style="danger",
+                    icon="stop", tooltip="stop the sequence at its next step; the cell then "
+                                         "changes no global"))
     parts.cancel.on_click(on_cancel)
-    parts.box = widgets.VBox([
+    parts.box = part("box", widgets.VBox, children=[
         parts.status,
         widgets.HBox([parts.progress, parts.elements, parts.steps]),
         widgets.HBox([parts.chunk, parts.time, parts.utilisation]),
         widgets.HBox([parts.memory, parts.evictions]),
         parts.launches,
         parts.cancel])
-    for name, css_class in CSS_CLASSES.items():
-        getattr(parts, name).add_class(css_class)
     return parts
 
 
