@@ -105,6 +105,7 @@ class DashboardState:
     utilisation: float = 0.0
     chunk_bytes: int = 0
     outcome: str = ""                    # of the last SeqEnd: done, cancelled, error
+    cancel_clicked: int | None = None    # the steps done when Cancel was clicked
     # every sequence of the cell
     sequences: int = 0
     total_elements: int = 0
@@ -233,10 +234,13 @@ def status_text(state: DashboardState) -> str:
     head = f"sequence {state.sequence}" + (f" ({where})" if where else "")
     if state.line:
         head += f" at line {state.line}"
+    clicked = (f" (Cancel clicked after step {state.cancel_clicked})"
+               if state.cancel_clicked is not None else "")
     if state.running:
-        return f"{head}: running, step {state.steps}, chunk {count(state.chunk)}"
+        return f"{head}: running, step {state.steps}, chunk {count(state.chunk)}{clicked}"
     ending = {"done": "done", "cancelled": "cancelled", "error": "stopped by an error"}
-    return f"{head}: {ending.get(state.outcome, state.outcome)} after {state.steps} steps"
+    return (f"{head}: {ending.get(state.outcome, state.outcome)} after {state.steps} steps"
+            + clicked)
 
 
 def elements_text(state: DashboardState) -> str:
@@ -366,7 +370,7 @@ def chunk_plot(state: DashboardState) -> str:
 
 def time_plot(state: DashboardState) -> str:
     return line_plot([p.time for p in state.points], [p.time_per_element for p in state.points],
-                     "time per element over time (s)", label=seconds_text,
+                     "time per element over time (s)", log=True, label=seconds_text,
                      css_class="accel-plot-time")
 
 
@@ -569,8 +573,15 @@ class Dashboard:
         self._apply(self.poll(), final=True)
 
     def _on_cancel(self, _button: Any) -> None:
+        """The click (handled on the kernel's main thread): stop the sequence at its next
+        step, and note how many steps it had done (the summary says it, so a reader sees
+        that it stopped within one step)."""
         self.cancel_requested = True
         self._cancel()
+        state = self.poll()
+        with self._lock:
+            if self._state.cancel_clicked is None:
+                self._state = replace(self._state, cancel_clicked=state.steps)
 
     def _apply(self, state: DashboardState, final: bool = False) -> None:
         """Set the traits whose value changed (an unchanged trait sends nothing)."""

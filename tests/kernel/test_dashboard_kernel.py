@@ -1,94 +1,44 @@
-"""The dashboard through the kernel: a real kernel process driven by jupyter_client (the widget's
-display, its trait updates as comm messages while the cell runs, a Cancel click as a comm
-message during the cell), and the kernel class in process (which cells show it, the final
-`update_display_data`, the parent header of what the cell thread sends).
-
-The sequences are a test hook (`FAKE`): a cell whose code has a line `-- fake_sequence N`
-runs its code, then N steps of a synthetic sequence that emits the runtime's events and polls
-the session's cancel token between steps like the executor does."""
+"""The dashboard through the kernel, on real sequences (`%target cpu`, chunked by the adaptive
+scheduler): a real kernel process driven by jupyter_client (the widget's display, its trait
+updates as comm messages while the cell runs, a Cancel click sent as a comm message during the
+cell), and the kernel class in process (which cells show it, the final `update_display_data`,
+SIGINT, the cell thread)."""
 from __future__ import annotations
 
 import asyncio
-import json
-import sys
-import time
+import signal
+import threading
 from typing import Any
 
 import pytest
-from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import KernelManager
 
 from accel_kernel.kernel import kernel as kernel_module
-from accel_kernel.lang.errors import Interrupted
 from accel_kernel.runtime import events as ev
-from accel_kernel.session import Session
 
 from .test_protocol import RecordingKernel
 
 WIDGET = "application/vnd.jupyter.widget-view+json"
-TIMEOUT = 60
-STEP_SECONDS = 0.02
+TIMEOUT = 120
+# a sequence whose elements are irregular rows (`iota (i % 1000)`), N of them
+SEQUENCE = "foldSeq (+) 0 (mapSeq (\\i -> reduce (+) 0 (iota (i % 1000))) (produce {} (\\i -> i)))"
+SETUP = "%target cpu\n%budget 256MB"          # the budget bounds the chunks
 
 
-def fake_sequence(session: Session, code: str) -> None:
-    """N steps of a sequence of 1000 N elements, STEP_SECONDS each; Interrupted when the
-    session's cancel token is set between steps."""
-    marker = next((line for line in code.splitlines() if line.startswith("-- fake_sequence")),
-                  None)
-    if marker is None:
-        return
-    steps = int(marker.split()[2])
-    session.events.emit(ev.SeqBegin(1, 1000 * steps, "adaptive", target=session.target, line=1))
-    for step in range(1, steps + 1):
-        if session.cancel.is_set():
-            session.events.emit(ev.SeqEnd(1, 1000 * (step - 1), step - 1, 0.0, "cancelled"))
-            raise Interrupted("evaluation interrupted")
-        time.sleep(STEP_SECONDS)
-        session.events.emit(ev.Launch("cpu", "body", (1000,), (1,), elements=1000,
-                                      seconds=STEP_SECONDS))
-        session.events.emit(ev.Step(1, step, 1000 * (step - 1), 1000, 8000, STEP_SECONDS,
-                                    STEP_SECONDS, 0.9, STEP_SECONDS / 1000, 1000, "steady"))
-    session.events.emit(ev.SeqEnd(1, 1000 * steps, steps, steps * STEP_SECONDS))
+def sequence(n: int) -> str:
+    return SEQUENCE.format(n)
 
 
-def with_fake_sequences(session: Session) -> None:
-    real = session.execute
-
-    def execute(code: str, name: str = "cell"):
-        result = real(code, name)
-        fake_sequence(session, code)
-        return result
-    session.execute = execute
-
-
-FAKE_KERNEL = f"""
-import sys
-sys.path.insert(0, {json.dumps(str(__import__("pathlib").Path(__file__).parents[2]))})
-from ipykernel.kernelapp import IPKernelApp
-from accel_kernel.kernel.kernel import AccelKernel
-from tests.kernel.test_dashboard_kernel import with_fake_sequences
-
-class FakeSequencesKernel(AccelKernel):
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        with_fake_sequences(self.accel)
-
-IPKernelApp.launch_instance(kernel_class=FakeSequencesKernel)
-"""
+def sequence_sum(n: int) -> int:
+    """What `sequence(n)` computes, for n a multiple of 1000."""
+    return n // 1000 * sum(r * (r - 1) // 2 for r in range(1000))
 
 
 # ---------------------------------------------------------------- a real kernel process
 
 @pytest.fixture(scope="module")
-def km(tmp_path_factory):
-    spec = tmp_path_factory.mktemp("fake-kernel") / "kernels" / "accel-fake"
-    spec.mkdir(parents=True)
-    (spec / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-c", FAKE_KERNEL, "-f", "{connection_file}"],
-        "display_name": "accel (fake sequences)", "language": "accel",
-        "interrupt_mode": "signal"}))
-    manager = KernelManager(kernel_name="accel-fake",
-                            kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(spec.parent)]))
+def km():
+    manager = KernelManager(kernel_name="accel")
     manager.start_kernel()
     yield manager
     manager.shutdown_kernel(now=True)
@@ -99,7 +49,7 @@ def kc(km):
     client = km.client()
     client.start_channels()
     client.wait_for_ready(timeout=TIMEOUT)
-    msg_id = client.execute("%target interp", silent=True)
+    msg_id = client.execute(SETUP + "\n" + sequence(1000), silent=True)   # compiles it
     assert reply_to(client, msg_id)["content"]["status"] == "ok"
     yield client
     client.stop_channels()
@@ -155,7 +105,7 @@ def opened_with_class(messages: list[dict], css_class: str) -> str:
 
 
 def test_a_dashboard_cell_shows_the_widget_updates_it_and_leaves_a_summary(kc):
-    code = "%dashboard\nlet shown_while = 7\n-- fake_sequence 40\nshown_while * 6"
+    code = f"%dashboard\nlet shown_while = 7\n{sequence(100_000_000)} + shown_while"
     msg_id = kc.execute(code)
     messages = iopub_until_idle(kc, msg_id)
     assert reply_to(kc, msg_id)["content"]["status"] == "ok"
@@ -171,41 +121,40 @@ def test_a_dashboard_cell_shows_the_widget_updates_it_and_leaves_a_summary(kc):
     # the steps label was updated while the cell ran (many times, by the updater thread)
     steps = opened_with_class(messages, "accel-dash-steps")
     values = [s["value"] for s in widget_updates(messages, steps) if "value" in s]
-    assert len(values) >= 3 and values[-1] == "steps: 40"
     counts = [int(v.split()[-1]) for v in values]
-    assert counts == sorted(counts) and counts[0] < 40
+    assert len(counts) >= 3 and counts == sorted(counts) and counts[0] < counts[-1]
     # then the final summary replaced the running one, same display, widget kept
     (update,) = of_cell(messages, msg_id, "update_display_data")
     assert update["content"]["transient"]["display_id"] == display_id
     final = update["content"]["data"]
     assert final[WIDGET]["model_id"] == box
-    assert "done after 40 steps" in final["text/plain"] and "<svg" in final["text/html"]
+    assert f"done after {counts[-1]} steps" in final["text/plain"]
+    assert "elements: 100,000,000" in final["text/plain"] and "<svg" in final["text/html"]
     # the cell's own result still lands in the cell, after the dashboard
     (result,) = of_cell(messages, msg_id, "execute_result")
-    assert result["content"]["data"]["text/plain"] == "42"
+    assert result["content"]["data"]["text/plain"] == str(sequence_sum(100_000_000) + 7)
     order = [m["msg_type"] for m in of_cell(messages, msg_id, "display_data", "execute_result",
                                             "update_display_data")]
     assert order == ["display_data", "execute_result", "update_display_data"]
 
 
 def test_a_long_sequence_shows_the_dashboard_by_itself_a_short_cell_does_not(kc):
-    msg_id = kc.execute("let quick = 1\n-- fake_sequence 5\nquick")
+    msg_id = kc.execute(f"let quick = 1\n{sequence(1000)}")
     messages = iopub_until_idle(kc, msg_id)
     assert of_cell(messages, msg_id, "display_data", "update_display_data") == []
-    assert [m["msg_type"] for m in of_cell(messages, msg_id, "execute_result")] == \
-        ["execute_result"]
-    steps = int(1.5 / STEP_SECONDS)                       # runs about 1.5 s
-    msg_id = kc.execute(f"-- fake_sequence {steps}\n1 + 1")
+    (result,) = of_cell(messages, msg_id, "execute_result")
+    assert result["content"]["data"]["text/plain"] == str(sequence_sum(1000))
+    msg_id = kc.execute(sequence(1_000_000_000))      # runs for seconds
     messages = iopub_until_idle(kc, msg_id)
     (display,) = of_cell(messages, msg_id, "display_data")
     assert WIDGET in display["content"]["data"]
     (update,) = of_cell(messages, msg_id, "update_display_data")
-    assert f"done after {steps} steps" in update["content"]["data"]["text/plain"]
+    assert "done after" in update["content"]["data"]["text/plain"]
 
 
 def test_cancel_clicked_during_the_cell_interrupts_it_and_keeps_the_globals(kc):
     assert reply_to(kc, kc.execute("let kept = 5"))["content"]["status"] == "ok"
-    msg_id = kc.execute("%dashboard\nlet kept = 6\nlet added = 1\n-- fake_sequence 3000")
+    msg_id = kc.execute(f"%dashboard\nlet kept = 6\nlet added = {sequence(10_000_000_000)}")
     state: dict[str, Any] = {}
 
     def click_when_running(msg: dict) -> None:
@@ -232,7 +181,8 @@ def test_cancel_clicked_during_the_cell_interrupts_it_and_keeps_the_globals(kc):
     text = update["content"]["data"]["text/plain"]
     assert "cancelled after" in text
     stopped_at = int(text.split("cancelled after ")[1].split()[0])
-    assert state["clicked"] <= stopped_at < 3000
+    clicked_at = int(text.split("Cancel clicked after step ")[1].split(")")[0])
+    assert state["clicked"] <= clicked_at <= stopped_at <= clicked_at + 1    # within one step
     cancel = state["accel-dash-cancel"]
     assert any(s.get("disabled") is True for s in widget_updates(messages, cancel))
     # the kernel and every global are as they were
@@ -246,11 +196,11 @@ def test_cancel_clicked_during_the_cell_interrupts_it_and_keeps_the_globals(kc):
 
 # ---------------------------------------------------------------- the kernel class in process
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def kernel() -> RecordingKernel:
     recording = RecordingKernel()
-    recording.accel.set_target("interp")
-    with_fake_sequences(recording.accel)
+    for line in SETUP.splitlines():
+        recording.run(line)
     return recording
 
 
@@ -272,31 +222,32 @@ def test_dashboard_line_without_a_sequence_says_so(kernel):
 
 def test_silent_cells_show_no_dashboard(kernel):
     kernel.execution_count += 1
-    asyncio.run(kernel.do_execute("%dashboard\n-- fake_sequence 3\n1", silent=True))
+    kernel.sent.clear()
+    asyncio.run(kernel.do_execute(f"%dashboard\n{sequence(1000)}", silent=True))
     assert kernel.sent == []
 
 
 def test_the_cell_runs_on_its_own_thread_and_sigint_cancels_it(kernel):
-    import signal
-    import threading
     seen: dict[str, Any] = {}
 
     def interrupt_at_the_start(event: ev.Event) -> None:
         if event.kind == "seq_begin":
             seen["thread"] = threading.current_thread().name
             signal.getsignal(signal.SIGINT)(signal.SIGINT, None)     # what an interrupt does
-    kernel.accel.events.subscribe(interrupt_at_the_start)
-    reply = kernel.run("%dashboard\nlet lost = 1\n-- fake_sequence 100")
-    assert seen["thread"].startswith("accel-cell")
+    with kernel.accel.events.subscribed(interrupt_at_the_start):
+        reply = kernel.run(f"%dashboard\nlet lost = {sequence(10_000_000_000)}")
+    assert seen["thread"].startswith(("accel-cell", "accel-deep"))
     assert reply["ename"] == "Interrupted"
     assert kernel.accel.lookup("lost") is None
     assert sent_types(kernel) == ["display_data", "update_display_data", "error"]
-    assert "cancelled after 0 steps" in kernel.sent[1][1]["data"]["text/plain"]
+    text = kernel.sent[1][1]["data"]["text/plain"]
+    assert "cancelled after" in text and int(text.split("cancelled after ")[1].split()[0]) <= 1
+    assert kernel.run("1 + 1")["status"] == "ok"
 
 
 def test_the_dashboard_shows_after_about_a_second(kernel, monkeypatch):
-    monkeypatch.setattr(kernel_module, "DASHBOARD_AFTER", 0.1)
-    assert kernel.run("-- fake_sequence 20\n3")["status"] == "ok"
+    monkeypatch.setattr(kernel_module, "DASHBOARD_AFTER", 0.05)
+    assert kernel.run(sequence(20_000_000))["status"] == "ok"
     assert sent_types(kernel) == ["display_data", "execute_result", "update_display_data"]
-    assert kernel.run("-- fake_sequence 1\n3")["status"] == "ok"
+    assert kernel.run("1 + 2")["status"] == "ok"
     assert sent_types(kernel) == ["execute_result"]
