@@ -576,6 +576,8 @@ class Dashboard:
         """The click (handled on the kernel's main thread): stop the sequence at its next
         step, and note how many steps it had done (the summary says it, so a reader sees
         that it stopped within one step)."""
+        if self._stopping.is_set():       # a dashboard of an earlier cell: its widget
+            return                        # lives on, its button must not stop a later cell
         self.cancel_requested = True
         self._cancel()
         state = self.poll()

@@ -154,7 +154,8 @@ def test_a_long_sequence_shows_the_dashboard_by_itself_a_short_cell_does_not(kc)
 
 def test_cancel_clicked_during_the_cell_interrupts_it_and_keeps_the_globals(kc):
     assert reply_to(kc, kc.execute("let kept = 5"))["content"]["status"] == "ok"
-    msg_id = kc.execute(f"%dashboard\nlet kept = 6\nlet added = {sequence(10_000_000_000)}")
+    msg_id = kc.execute(f"%dashboard\nlet kept = 6\nlet added = {sequence(10_000_000_000)}",
+                        stop_on_error=False)
     state: dict[str, Any] = {}
 
     def click_when_running(msg: dict) -> None:
@@ -190,8 +191,37 @@ def test_cancel_clicked_during_the_cell_interrupts_it_and_keeps_the_globals(kc):
     messages = iopub_until_idle(kc, msg_id)
     (result,) = of_cell(messages, msg_id, "execute_result")
     assert result["content"]["data"]["text/plain"] == "5"
-    msg_id = kc.execute("added")
+    msg_id = kc.execute("added", stop_on_error=False)    # (the next cell is not aborted)
+    iopub_until_idle(kc, msg_id)
     assert reply_to(kc, msg_id)["content"]["ename"] == "NameError"
+
+
+def test_comm_messages_during_a_cell_leave_its_outputs_in_the_cell(kc):
+    """A click on the Cancel button of an earlier cell's dashboard (its widget lives on) while
+    a cell runs: handled during the cell, it stops nothing, and what the cell sends after it
+    (a note on stdout, its result) still has the cell's parent header."""
+    msg_id = kc.execute(f"%dashboard\n{sequence(1000)}")
+    old_cancel = opened_with_class(iopub_until_idle(kc, msg_id), "accel-dash-cancel")
+    assert reply_to(kc, kc.execute("def later_f x = x + 1\ndef later_g x = later_f x"))
+    msg_id = kc.execute(f"%dashboard\nlet later = {sequence(100_000_000)}\n"
+                        "def later_f x = x + 2\nlater_g later")
+    clicked: list[str] = []
+
+    def click_old_cancel(msg: dict) -> None:
+        if msg["msg_type"] == "comm_msg" and not clicked:
+            clicked.append(msg["content"]["comm_id"])
+            kc.shell_channel.send(kc.session.msg("comm_msg", {
+                "comm_id": old_cancel,
+                "data": {"method": "custom", "content": {"event": "click"}}}))
+
+    messages = iopub_until_idle(kc, msg_id, click_old_cancel)
+    assert reply_to(kc, msg_id)["content"]["status"] == "ok" and clicked
+    outputs = of_cell(messages, msg_id, "stream", "execute_result")
+    assert [m["msg_type"] for m in outputs] == ["stream", "execute_result"]
+    assert "redefined later_f" in outputs[0]["content"]["text"]
+    assert outputs[1]["content"]["data"]["text/plain"] == str(sequence_sum(100_000_000) + 2)
+    assert not [m for m in messages if m["msg_type"] in ("stream", "execute_result")
+                and m["parent_header"].get("msg_id") != msg_id]
 
 
 # ---------------------------------------------------------------- the kernel class in process

@@ -146,6 +146,9 @@ def test_widget_updates_from_its_thread_and_cancel_calls_back():
     assert not thread.is_alive()
     assert parts.steps.value == "steps: 5" and parts.progress.value == 1.0
     assert parts.cancel.disabled and parts.progress.bar_style == "success"
+    cancelled.clear()
+    parts.cancel.click()                            # after the cell: does nothing
+    assert not cancelled.is_set()
     final = board.bundle()
     assert final[dash.WIDGET_MIME] == data[dash.WIDGET_MIME]       # the same widget
     assert "done after 5 steps" in final["text/plain"] and "<svg" in final["text/html"]
