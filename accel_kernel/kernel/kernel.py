@@ -37,6 +37,7 @@ from typing import Any
 import ipykernel.ipkernel  # noqa: F401
 import comm
 from ipykernel.kernelbase import Kernel
+from traitlets import Float
 
 from ..boundary import internal_error
 from ..lang.errors import AccelError, InternalError
@@ -44,7 +45,6 @@ from ..targets import DEFAULT_TARGET
 from . import display, magics
 
 POLL_SECONDS = 0.03       # do_execute's await between looks at the running cell
-DASHBOARD_AFTER = 1.0     # a sequence running this long shows the dashboard
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_']*")
 _IDENT_CHAR = re.compile(r"[A-Za-z0-9_']")
@@ -124,6 +124,8 @@ class AccelKernel(Kernel):
               f"Cells run on the target {DEFAULT_TARGET} by default; %target lists the others.\n"
               "%help lists the meta-commands; Tab completes; Shift-Tab shows a type.")
     help_links: list[dict[str, str]] = []
+    dashboard_after = Float(1.0, help="seconds a sequence runs before the kernel shows its "
+                            "dashboard by itself").tag(config=True)
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -207,7 +209,7 @@ class AccelKernel(Kernel):
         ipykernel handles comm messages (a dashboard's Cancel click) during the cell. The
         thread runs in a copy of this context: what it sends has the cell's parent header.
         The dashboard is shown from here (never from a thread): at once for a cell with a
-        `%dashboard` line, else when a sequence has run for `DASHBOARD_AFTER` seconds."""
+        `%dashboard` line, else when a sequence has run for `dashboard_after` seconds."""
         board = None
         if not silent:
             from ..viz.dashboard import Dashboard
@@ -224,7 +226,7 @@ class AccelKernel(Kernel):
             while not work.done():
                 await asyncio.wait([work], timeout=POLL_SECONDS)
                 if board is not None and display_id is None and \
-                        board.poll().running_for(time.perf_counter()) >= DASHBOARD_AFTER:
+                        board.poll().running_for(time.perf_counter()) >= self.dashboard_after:
                     display_id = self._show_dashboard(board)
             return work.result()
         except BaseException:

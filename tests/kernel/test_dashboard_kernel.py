@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 from jupyter_client.manager import KernelManager
 
-from accel_kernel.kernel import kernel as kernel_module
 from accel_kernel.runtime import events as ev
 
 from .test_protocol import RecordingKernel
@@ -23,6 +22,7 @@ TIMEOUT = 120
 # a sequence whose elements are irregular rows (`iota (i % 1000)`), N of them
 SEQUENCE = "foldSeq (+) 0 (mapSeq (\\i -> reduce (+) 0 (iota (i % 1000))) (produce {} (\\i -> i)))"
 SETUP = "%target cpu\n%budget 256MB"          # the budget bounds the chunks
+LONG = 300_000_000          # a sequence that runs for seconds here
 
 
 def sequence(n: int) -> str:
@@ -39,7 +39,8 @@ def sequence_sum(n: int) -> int:
 @pytest.fixture(scope="module")
 def km():
     manager = KernelManager(kernel_name="accel")
-    manager.start_kernel()
+    # a sequence shows its dashboard after 0.2 s (not 1 s): the tests' sequences stay short
+    manager.start_kernel(extra_arguments=["--AccelKernel.dashboard_after=0.2"])
     yield manager
     manager.shutdown_kernel(now=True)
 
@@ -105,7 +106,7 @@ def opened_with_class(messages: list[dict], css_class: str) -> str:
 
 
 def test_a_dashboard_cell_shows_the_widget_updates_it_and_leaves_a_summary(kc):
-    code = f"%dashboard\nlet shown_while = 7\n{sequence(100_000_000)} + shown_while"
+    code = f"%dashboard\nlet shown_while = 7\n{sequence(LONG)} + shown_while"
     msg_id = kc.execute(code)
     messages = iopub_until_idle(kc, msg_id)
     assert reply_to(kc, msg_id)["content"]["status"] == "ok"
@@ -129,10 +130,10 @@ def test_a_dashboard_cell_shows_the_widget_updates_it_and_leaves_a_summary(kc):
     final = update["content"]["data"]
     assert final[WIDGET]["model_id"] == box
     assert f"done after {counts[-1]} steps" in final["text/plain"]
-    assert "elements: 100,000,000" in final["text/plain"] and "<svg" in final["text/html"]
+    assert f"elements: {LONG:,}" in final["text/plain"] and "<svg" in final["text/html"]
     # the cell's own result still lands in the cell, after the dashboard
     (result,) = of_cell(messages, msg_id, "execute_result")
-    assert result["content"]["data"]["text/plain"] == str(sequence_sum(100_000_000) + 7)
+    assert result["content"]["data"]["text/plain"] == str(sequence_sum(LONG) + 7)
     order = [m["msg_type"] for m in of_cell(messages, msg_id, "display_data", "execute_result",
                                             "update_display_data")]
     assert order == ["display_data", "execute_result", "update_display_data"]
@@ -144,7 +145,7 @@ def test_a_long_sequence_shows_the_dashboard_by_itself_a_short_cell_does_not(kc)
     assert of_cell(messages, msg_id, "display_data", "update_display_data") == []
     (result,) = of_cell(messages, msg_id, "execute_result")
     assert result["content"]["data"]["text/plain"] == str(sequence_sum(1000))
-    msg_id = kc.execute(sequence(1_000_000_000))      # runs for seconds
+    msg_id = kc.execute(sequence(LONG))
     messages = iopub_until_idle(kc, msg_id)
     (display,) = of_cell(messages, msg_id, "display_data")
     assert WIDGET in display["content"]["data"]
@@ -203,7 +204,7 @@ def test_comm_messages_during_a_cell_leave_its_outputs_in_the_cell(kc):
     msg_id = kc.execute(f"%dashboard\n{sequence(1000)}")
     old_cancel = opened_with_class(iopub_until_idle(kc, msg_id), "accel-dash-cancel")
     assert reply_to(kc, kc.execute("def later_f x = x + 1\ndef later_g x = later_f x"))
-    msg_id = kc.execute(f"%dashboard\nlet later = {sequence(100_000_000)}\n"
+    msg_id = kc.execute(f"%dashboard\nlet later = {sequence(LONG)}\n"
                         "def later_f x = x + 2\nlater_g later")
     clicked: list[str] = []
 
@@ -219,7 +220,7 @@ def test_comm_messages_during_a_cell_leave_its_outputs_in_the_cell(kc):
     outputs = of_cell(messages, msg_id, "stream", "execute_result")
     assert [m["msg_type"] for m in outputs] == ["stream", "execute_result"]
     assert "redefined later_f" in outputs[0]["content"]["text"]
-    assert outputs[1]["content"]["data"]["text/plain"] == str(sequence_sum(100_000_000) + 2)
+    assert outputs[1]["content"]["data"]["text/plain"] == str(sequence_sum(LONG) + 2)
     assert not [m for m in messages if m["msg_type"] in ("stream", "execute_result")
                 and m["parent_header"].get("msg_id") != msg_id]
 
@@ -276,7 +277,7 @@ def test_the_cell_runs_on_its_own_thread_and_sigint_cancels_it(kernel):
 
 
 def test_the_dashboard_shows_after_about_a_second(kernel, monkeypatch):
-    monkeypatch.setattr(kernel_module, "DASHBOARD_AFTER", 0.05)
+    monkeypatch.setattr(kernel, "dashboard_after", 0.05)
     assert kernel.run(sequence(20_000_000))["status"] == "ok"
     assert sent_types(kernel) == ["display_data", "execute_result", "update_display_data"]
     assert kernel.run("1 + 2")["status"] == "ok"
