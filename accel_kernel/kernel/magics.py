@@ -10,15 +10,18 @@ A cell is one transaction: the kernel checks every `%` line's name (`check_magic
 running any line, and when a line fails it restores the session's globals and target as they
 were before the cell (`Session.snapshot`/`restore`), so nothing of a failed cell is kept.
 
-`%budget [SIZE|off]` shows or sets the session's device memory budget (`512MB`, `2GB`,
-`1.5GiB`: `runtime.budget.parse_size`): it bounds the device memory of the `cuda` target
-(`runtime/budget.py` evicts least recently used buffers to host memory past it); shown with
-each device pool's use. `%cudasim` runs the `cuda` target on numba's CUDA simulator where
-there is no GPU (`kernel/cudasim.py`). `%time` adds a line counting the
-runtime's events of its run.
+`%budget [SIZE|off]` shows or sets the session's memory budget (`512MB`, `2GB`,
+`1.5GiB`: `runtime.budget.parse_size`): it bounds the bytes a sequence's chunk may hold on
+every target and the device memory of the `cuda` target (`runtime/budget.py` evicts least
+recently used buffers to host memory past it); shown with each device pool's use.
+`%schedule [adaptive|fixed N]` shows or sets how sequences choose their chunk sizes
+(`session.schedule`, `runtime/scheduler.py`). `%dashboard` makes the kernel show the cell's
+live dashboard at once (`wants_dashboard`; the line itself does nothing). `%cudasim` runs
+the `cuda` target on numba's CUDA simulator where there is no GPU (`kernel/cudasim.py`).
+`%time` adds a line counting the runtime's events of its run.
 
 Errors: an unknown or misused meta-command raises `MagicError` (ename `MagicError`); a
-meta-command that a later issue brings (`LATER`: `%dashboard`) raises `NotImplementedError`
+meta-command that a later issue brings (`LATER`, empty now) raises `NotImplementedError`
 naming the feature, and `%help` does not list it; `%time`, `%stages`, `%show` and `%step` let
 the `AccelError` of their expression through.
 
