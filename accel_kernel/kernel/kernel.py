@@ -31,10 +31,11 @@ import fnmatch
 import logging
 import re
 import signal
+import threading
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 # Importing ipykernel.ipkernel makes `comm.create_comm` / `comm.get_comm_manager` return
@@ -51,6 +52,7 @@ from ..targets import DEFAULT_TARGET
 from . import display, magics
 
 POLL_SECONDS = 0.03       # do_execute's await between looks at the running cell
+DASHBOARD_WAIT = 10.0     # the most a `%dashboard` line waits for the dashboard to be shown
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_']*")
 _IDENT_CHAR = re.compile(r"[A-Za-z0-9_']")
@@ -111,6 +113,16 @@ class History:
         return []
 
 
+@dataclass
+class _LiveCell:
+    """The running cell's dashboard: `wanted` when the cell thread reached a `%dashboard`
+    line, `shown` (and `display_id`) once the main thread displayed it."""
+    board: Any
+    wanted: threading.Event = field(default_factory=threading.Event)
+    shown: threading.Event = field(default_factory=threading.Event)
+    display_id: str | None = None
+
+
 class AccelKernel(Kernel):
     implementation = "accel_kernel"
     implementation_version = _accel_version
@@ -140,6 +152,7 @@ class AccelKernel(Kernel):
         self.python: dict[str, Any] = {}     # what `%%python` cells define besides data
         self.history = History()
         self._cell_executor: concurrent.futures.ThreadPoolExecutor | None = None
+        self._live: _LiveCell | None = None        # the running cell's dashboard
         self._setup_comms()
 
     # ------------------------------------------------------------------ kernel_info
@@ -214,16 +227,13 @@ class AccelKernel(Kernel):
         """`_run_cell` on the cell thread while this coroutine awaits in short steps, so that
         ipykernel handles comm messages (a dashboard's Cancel click) during the cell. The
         thread runs in a copy of this context: what it sends has the cell's parent header.
-        The dashboard is shown from here (never from a thread): at once for a cell with a
-        `%dashboard` line, else when a sequence has run for `dashboard_after` seconds."""
-        board = None
-        if not silent:
-            from ..viz.dashboard import Dashboard
-            board = Dashboard(cancel=self.accel.cancel.set, budget=self.accel.budget)
-        display_id = None
-        if board is not None and magics.wants_dashboard(code):
-            display_id = self._show_dashboard(board)       # before anything of the cell
-        unsubscribe = self.accel.events.subscribe(board.receive) if board else None
+        The dashboard is shown from here (never from a thread): when the cell reaches a
+        `%dashboard` line (the cell thread waits until it is shown, so outputs stay in the
+        order of the lines), or when a sequence has run for `dashboard_after` seconds."""
+        from ..viz.dashboard import Dashboard
+        live = None if silent else _LiveCell(Dashboard(cancel=self.accel.cancel.set))
+        unsubscribe = self.accel.events.subscribe(live.board.receive) if live else None
+        self._live = live
         loop = asyncio.get_running_loop()
         context = contextvars.copy_context()
         work = loop.run_in_executor(self._cell_thread(), context.run, self._run_cell,
@@ -231,9 +241,10 @@ class AccelKernel(Kernel):
         try:
             while not work.done():
                 await asyncio.wait([work], timeout=POLL_SECONDS)
-                if board is not None and display_id is None and \
-                        board.poll().running_for(time.perf_counter()) >= self.dashboard_after:
-                    display_id = self._show_dashboard(board)
+                if live is not None and live.display_id is None and (
+                        live.wanted.is_set() or live.board.poll().running_for(
+                            time.perf_counter()) >= self.dashboard_after):
+                    self._show_dashboard(live)
             return work.result()
         except BaseException:
             if not work.done():           # we were stopped: stop the cell too, then wait
@@ -241,16 +252,28 @@ class AccelKernel(Kernel):
                 await asyncio.wait([work])
             raise
         finally:
+            self._live = None
             if unsubscribe is not None:
                 unsubscribe()
-            if board is not None and display_id is not None:
-                board.stop()              # its last update, then the final static copy
-                self.display_data(board.bundle(), display_id=display_id, update=True)
+            if live is not None and live.display_id is not None:
+                live.board.stop()         # its last update, then the final static copy
+                self.display_data(live.board.bundle(), display_id=live.display_id,
+                                  update=True)
 
-    def _show_dashboard(self, board: Any) -> str:
-        display_id = uuid.uuid4().hex
-        self.display_data(board.bundle(), display_id=display_id)
-        return display_id
+    def _show_dashboard(self, live: "_LiveCell") -> None:
+        live.board.set_budget(self.accel.budget)
+        live.display_id = uuid.uuid4().hex
+        self.display_data(live.board.bundle(), display_id=live.display_id)
+        live.shown.set()
+
+    def _wait_for_dashboard(self) -> None:
+        """On the cell thread, at a `%dashboard` line: ask the awaiting loop to show the
+        dashboard, and wait until it has (a bounded wait: never a deadlock)."""
+        live = self._live
+        if live is None or live.display_id is not None:
+            return
+        live.wanted.set()
+        live.shown.wait(timeout=DASHBOARD_WAIT)
 
     def _cell_thread(self) -> concurrent.futures.ThreadPoolExecutor:
         """The one thread cells run on (made on first use)."""
@@ -280,6 +303,8 @@ class AccelKernel(Kernel):
             if segment.magic is not None:
                 context = magics.MagicContext(self.accel, name, segment.line, self.python)
                 out = magics.run_magic(segment.magic, context)
+                if out.dashboard and not silent:
+                    self._wait_for_dashboard()
                 if not silent:
                     for text in out.stdout:
                         self._send_stdout(text)

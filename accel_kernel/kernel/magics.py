@@ -16,7 +16,7 @@ every target and the device memory of the `cuda` target (`runtime/budget.py` evi
 recently used buffers to host memory past it); shown with each device pool's use.
 `%schedule [adaptive|fixed N]` shows or sets how sequences choose their chunk sizes
 (`session.schedule`, `runtime/scheduler.py`). `%dashboard` makes the kernel show the cell's
-live dashboard at once (`wants_dashboard`; the line itself does nothing). `%cudasim` runs
+live dashboard there (`MagicOutput.dashboard`). `%cudasim` runs
 the `cuda` target on numba's CUDA simulator where there is no GPU (`kernel/cudasim.py`).
 `%time` adds a line counting the runtime's events of its run.
 
@@ -91,6 +91,7 @@ class MagicOutput:
     stdout: list[str] = field(default_factory=list)
     displays: list[dict[str, Any]] = field(default_factory=list)
     metadata: list[dict[str, Any]] = field(default_factory=list)
+    dashboard: bool = False        # `%dashboard`: the kernel shows the cell's dashboard now
 
     def show(self, data: dict[str, Any], metadata: dict[str, Any] | None = None) -> None:
         self.metadata.extend({} for _ in range(len(self.displays) - len(self.metadata)))
@@ -245,17 +246,9 @@ def _budget(ctx: MagicContext, args: str) -> MagicOutput:
 
 
 def _dashboard(ctx: MagicContext, args: str) -> MagicOutput:
-    """`%dashboard`: the kernel shows the live dashboard at once for this cell
-    (`wants_dashboard`); the line itself does nothing."""
+    """`%dashboard`: the kernel shows the cell's live dashboard here (`MagicOutput.dashboard`)."""
     _no_args("dashboard", args)
-    return MagicOutput()
-
-
-def wants_dashboard(code: str) -> bool:
-    """Whether a cell has a `%dashboard` line (the kernel then shows the dashboard before
-    anything of the cell runs)."""
-    return any(segment.magic is not None and segment.magic.name == "dashboard"
-               and not segment.magic.cell for segment in split_cell(code))
+    return MagicOutput(dashboard=True)
 
 
 def _schedule(ctx: MagicContext, args: str) -> MagicOutput:

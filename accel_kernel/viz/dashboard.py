@@ -475,18 +475,21 @@ def _build_widgets(on_cancel: Callable[[Any], None]) -> _Widgets:
 
     def part(name: str, kind: Any, **traits: Any) -> Any:
         return kind(_dom_classes=(CSS_CLASSES[name],), **traits)
+
+    def label(name: str) -> Any:          # a Label set apart from its left neighbour
+        return part(name, widgets.Label, layout=widgets.Layout(margin="0 0 0 1.5em"))
     parts = _Widgets(
         box=None,
         status=part("status", widgets.HTML),
         progress=part("progress", widgets.FloatProgress, value=0.0, min=0.0, max=1.0,
                       description="progress", layout=widgets.Layout(width="50%")),
-        elements=part("elements", widgets.Label),
-        steps=part("steps", widgets.Label, value="steps: 0"),
+        elements=label("elements"),
+        steps=label("steps"),
         chunk=part("chunk", widgets.HTML),
         time=part("time", widgets.HTML),
         utilisation=part("utilisation", widgets.HTML),
-        memory=part("memory", widgets.Label),
-        evictions=part("evictions", widgets.Label),
+        memory=label("memory"),
+        evictions=label("evictions"),
         launches=part("launches", widgets.HTML),
         cancel=part("cancel", widgets.Button, description="Cancel", button_style="danger",
                     icon="stop", tooltip="stop the sequence at its next step; the cell then "
@@ -524,6 +527,11 @@ class Dashboard:
     # the producer's side: the executing thread, never blocked
     def receive(self, event: ev.Event) -> None:
         self._queue.put(event)
+
+    def set_budget(self, budget: int | None) -> None:
+        """The session's memory budget (device memory is drawn against it)."""
+        with self._lock:
+            self._state = replace(self._state, budget=budget)
 
     @property
     def state(self) -> DashboardState:
@@ -603,7 +611,8 @@ class Dashboard:
             values["chunk"] = chunk_plot(state)
             values["time"] = time_plot(state)
             values["utilisation"] = utilisation_plot(state)
-            values["launches"] = (launch_timeline(state.launches) + " " + _e(launches_text(state))
+            values["launches"] = (f"{launch_timeline(state.launches)}"
+                                  f"<div>{_e(launches_text(state))}</div>"
                                   if state.launch_count else "")
         changed = {k: v for k, v in values.items() if self._shown.get(k) != v}
         for name, value in changed.items():

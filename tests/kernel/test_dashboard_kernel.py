@@ -245,8 +245,10 @@ def test_a_cell_without_a_sequence_shows_nothing_extra(kernel):
 
 
 def test_dashboard_line_without_a_sequence_says_so(kernel):
-    assert kernel.run("%dashboard\n1")["status"] == "ok"
-    assert sent_types(kernel) == ["display_data", "execute_result", "update_display_data"]
+    assert kernel.run("%target cpu\n%dashboard\n1")["status"] == "ok"
+    # shown where its line is: after what the lines before it printed
+    assert sent_types(kernel) == ["stream", "display_data", "execute_result",
+                                  "update_display_data"]
     final = kernel.sent[-1][1]["data"]
     assert final["text/plain"] == "no sequence has run in this cell\n"
 
