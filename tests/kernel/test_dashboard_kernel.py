@@ -284,3 +284,36 @@ def test_the_dashboard_shows_after_about_a_second(kernel, monkeypatch):
     assert sent_types(kernel) == ["display_data", "execute_result", "update_display_data"]
     assert kernel.run("1 + 2")["status"] == "ok"
     assert sent_types(kernel) == ["execute_result"]
+
+
+# ---------------------------------------------------------------- %schedule and %budget
+
+def stdout_of(kernel: RecordingKernel) -> str:
+    return "".join(c["text"] for t, c in kernel.sent if t == "stream")
+
+
+def test_schedule_shows_sets_and_refuses(kernel):
+    assert kernel.run("%schedule")["status"] == "ok"
+    assert stdout_of(kernel) == "schedule: adaptive\n"
+    assert kernel.run("%schedule fixed 4096")["status"] == "ok"
+    assert stdout_of(kernel) == "schedule: fixed 4096\n"
+    assert kernel.accel.schedule.describe() == "fixed 4096"
+    # a fixed chunk: every step but the last runs 4096 elements
+    with kernel.accel.events.recording() as log:
+        assert kernel.run(sequence(10_000))["status"] == "ok"
+    assert [e.elements for e in log if e.kind == "step"] == [4096, 4096, 1808]
+    reply = kernel.run("%schedule fixed many")
+    assert reply["ename"] == "MagicError" and "%schedule [adaptive|fixed N]" in reply["evalue"]
+    reply = kernel.run("%schedule adaptive\nnope")          # a failed cell keeps nothing
+    assert reply["ename"] == "NameError"
+    assert kernel.accel.schedule.describe() == "fixed 4096"
+    assert kernel.run("%schedule adaptive")["status"] == "ok"
+    assert kernel.accel.schedule.describe() == "adaptive"
+    assert kernel.run("%schedule -h")["status"] == "ok"
+    assert "fixed N: every step runs N elements" in stdout_of(kernel)
+
+
+def test_budget_help_names_the_chunks_of_every_target(kernel):
+    assert kernel.run("%budget -h")["status"] == "ok"
+    text = stdout_of(kernel)
+    assert "a sequence's chunk may hold on every target" in text and "`cpu`" in text
