@@ -24,7 +24,6 @@ its final summary replaces it (`update_display_data`). docs/kernel.md has the de
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import contextvars
 import fnmatch
@@ -34,7 +33,7 @@ import signal
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -151,7 +150,6 @@ class AccelKernel(Kernel):
         self.accel = Session()
         self.python: dict[str, Any] = {}     # what `%%python` cells define besides data
         self.history = History()
-        self._cell_executor: concurrent.futures.ThreadPoolExecutor | None = None
         self._live: _LiveCell | None = None        # the running cell's dashboard
         self._setup_comms()
 
@@ -234,10 +232,7 @@ class AccelKernel(Kernel):
         live = None if silent else _LiveCell(Dashboard(cancel=self.accel.cancel.set))
         unsubscribe = self.accel.events.subscribe(live.board.receive) if live else None
         self._live = live
-        loop = asyncio.get_running_loop()
-        context = contextvars.copy_context()
-        work = loop.run_in_executor(self._cell_thread(), context.run, self._run_cell,
-                                    code, name, silent)
+        work = _on_cell_thread(self._run_cell, code, name, silent)
         try:
             while not work.done():
                 await asyncio.wait([work], timeout=POLL_SECONDS)
@@ -274,13 +269,6 @@ class AccelKernel(Kernel):
             return
         live.wanted.set()
         live.shown.wait(timeout=DASHBOARD_WAIT)
-
-    def _cell_thread(self) -> concurrent.futures.ThreadPoolExecutor:
-        """The one thread cells run on (made on first use)."""
-        if self._cell_executor is None:
-            self._cell_executor = concurrent.futures.ThreadPoolExecutor(
-                max_workers=1, thread_name_prefix="accel-cell")
-        return self._cell_executor
 
     def _run_cell(self, code: str, name: str, silent: bool) -> str | None:
         """Run the segments of a cell in order; returns the text/plain of its result."""
@@ -445,6 +433,34 @@ class AccelKernel(Kernel):
         else:
             history = [(e.session, e.line, e.input) for e in entries]
         return {"status": "ok", "history": history}
+
+
+def _on_cell_thread(fn: Callable[..., Any], *args: Any) -> asyncio.Future:
+    """`fn(*args)` on a new daemon thread (`accel-cell`: a kernel shutting down never waits
+    for it) in a copy of the current context (so what it sends has the cell's parent
+    header); its result or exception comes in the returned future."""
+    loop = asyncio.get_running_loop()
+    future = loop.create_future()
+    context = contextvars.copy_context()
+
+    def settle(result: Any, error: BaseException | None) -> None:
+        if future.cancelled():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
+
+    def run() -> None:
+        try:
+            result, error = context.run(fn, *args), None
+        except BaseException as err:       # handed to the awaiting coroutine
+            result, error = None, err
+        with contextlib.suppress(RuntimeError):     # the loop closed meanwhile
+            loop.call_soon_threadsafe(settle, result, error)
+
+    threading.Thread(target=run, name="accel-cell", daemon=True).start()
+    return future
 
 
 def _word_start(code: str, cursor: int) -> int:

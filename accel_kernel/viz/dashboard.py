@@ -522,7 +522,6 @@ class Dashboard:
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
         self.cancel_requested = False
-        self.updates = 0                  # widget updates made (the updater's ticks that changed something)
 
     # the producer's side: the executing thread, never blocked
     def receive(self, event: ev.Event) -> None:
@@ -549,10 +548,6 @@ class Dashboard:
                 state = fold(state, event)
             self._state = state
             return state
-
-    @property
-    def shown(self) -> bool:
-        return self._widgets is not None
 
     def bundle(self) -> dict[str, Any]:
         """The mime bundle to display: the widget view (built, and its updater started, on the
@@ -628,8 +623,6 @@ class Dashboard:
         style = "" if fraction is None and running else _bar_style(state, final)
         if parts.progress.bar_style != style:
             parts.progress.bar_style = style
-        if changed:
-            self.updates += 1
 
 
 def _bar_style(state: DashboardState, final: bool) -> str:
