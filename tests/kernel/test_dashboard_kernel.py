@@ -225,6 +225,23 @@ def test_comm_messages_during_a_cell_leave_its_outputs_in_the_cell(kc):
                 and m["parent_header"].get("msg_id") != msg_id]
 
 
+def test_a_saved_notebook_and_its_html_keep_the_final_summary():
+    """nbclient applies the final `update_display_data` to the output; saved without widget
+    state, nbconvert's HTML shows the summary (totals and plots), not a widget."""
+    import nbformat
+    from nbclient import NotebookClient
+    from nbconvert import HTMLExporter
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(f"{SETUP}\n%dashboard\n{sequence(1_000_000)}")]
+    NotebookClient(notebook, kernel_name="accel", timeout=TIMEOUT,
+                   store_widget_state=False).execute()
+    (shown,) = [out for out in notebook.cells[0].outputs if out.output_type == "display_data"]
+    assert WIDGET in shown.data and "done after" in shown.data["text/plain"]
+    page, _ = HTMLExporter().from_notebook_node(notebook)
+    assert "accel-dashboard-summary" in page and "<td>elements</td><td>1,000,000</td>" in page
+    assert page.count("<svg") >= 4 and WIDGET not in page
+
+
 # ---------------------------------------------------------------- the kernel class in process
 
 @pytest.fixture(scope="module")
