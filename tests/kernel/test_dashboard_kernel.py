@@ -124,6 +124,8 @@ def test_a_dashboard_cell_shows_the_widget_updates_it_and_leaves_a_summary(kc):
     values = [s["value"] for s in widget_updates(messages, steps) if "value" in s]
     counts = [int(v.split()[-1]) for v in values]
     assert len(counts) >= 3 and counts == sorted(counts) and counts[0] < counts[-1]
+    result_at = next(i for i, m in enumerate(messages) if m["msg_type"] == "execute_result")
+    assert len(widget_updates(messages[:result_at], steps)) >= 2     # while the cell ran
     # then the final summary replaced the running one, same display, widget kept
     (update,) = of_cell(messages, msg_id, "update_display_data")
     assert update["content"]["transient"]["display_id"] == display_id
