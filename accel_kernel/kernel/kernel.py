@@ -15,7 +15,7 @@ anything runs, and if any line fails the session is put back as it was before th
 Interrupts: during a cell a SIGINT handler sets `session.cancel`, so the evaluator stops with
 `errors.Interrupted` at its next check (kernelspec `interrupt_mode: signal`).
 
-While a cell runs: its work runs on one cell thread and `do_execute` awaits in short steps, so
+While a cell runs: its work runs on a cell thread and `do_execute` awaits in short steps, so
 ipykernel handles comm messages during the cell (a widget's click); a sequence running for
 `dashboard_after` seconds, or a `%dashboard` line, shows the live dashboard
 (`viz/dashboard.py`), displayed from here and updated by its own thread; at the end of the cell
