@@ -114,7 +114,7 @@ class DashboardState:
     total_wall: float = 0.0
     peak_chunk_bytes: int = 0
     points: tuple[StepPoint, ...] = ()
-    stride: int = 1                      # a step is kept when its number of steps counts % stride == 0
+    stride: int = 1                      # the n-th step is kept when n % stride == 0
     # runtime
     launch_count: int = 0
     launch_seconds: float = 0.0
