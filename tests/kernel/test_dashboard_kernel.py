@@ -216,6 +216,7 @@ def test_comm_messages_during_a_cell_leave_its_outputs_in_the_cell(kc):
             kc.shell_channel.send(kc.session.msg("comm_msg", {
                 "comm_id": old_cancel,
                 "data": {"method": "custom", "content": {"event": "click"}}}))
+            kc.comm_info()              # what JupyterLab's widget manager asks on a first view
 
     messages = iopub_until_idle(kc, msg_id, click_old_cancel)
     assert reply_to(kc, msg_id)["content"]["status"] == "ok" and clicked
@@ -225,6 +226,11 @@ def test_comm_messages_during_a_cell_leave_its_outputs_in_the_cell(kc):
     assert outputs[1]["content"]["data"]["text/plain"] == str(sequence_sum(100_000_000) + 2)
     assert not [m for m in messages if m["msg_type"] in ("stream", "execute_result")
                 and m["parent_header"].get("msg_id") != msg_id]
+    # the click changed no status: the kernel stayed busy until the cell's own idle
+    assert not [m for m in messages if m["msg_type"] == "status"
+                and m["parent_header"].get("msg_type") in ("comm_msg", "comm_info_request")]
+    assert [m["content"]["execution_state"] for m in of_cell(messages, msg_id, "status")] == \
+        ["busy", "idle"]
 
 
 def test_a_saved_notebook_and_its_html_keep_the_final_summary():
