@@ -127,12 +127,13 @@ def _flat_to_host(value: Any, t: Any) -> Any:
 
 def _numpy_run(program, globals, memory, cancel, options):
     from .backends import numpy as flat_numpy
-    return flat_numpy.execute(program, globals, cancel=cancel), 0.0
+    return flat_numpy.execute(program, globals, cancel=cancel, memory=memory), 0.0
 
 
 def _numpy_call(program, form, args, globals, memory, cancel, counters, cache, options):
     from .backends import numpy as flat_numpy
-    return flat_numpy.call(form, args, globals, counters=counters, cancel=cancel)
+    return flat_numpy.call(form, args, globals, counters=counters, cancel=cancel,
+                           memory=memory)
 
 
 def _numba_driver(name: str) -> Any:

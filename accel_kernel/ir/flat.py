@@ -380,6 +380,32 @@ class Loop:
 
 
 @dataclass(frozen=True)
+class SeqLoop:
+    """A sequence consumed chunk by chunk outside any map (SEQ-LOOP; `runtime/scheduler.py`
+    picks each step's chunk). The sequence has `length` elements (None: as many as the
+    streamed values have rows, known only when they run out: a Python iterable). A step
+    binds `start` and `count` (the chunk is elements [start, start + count)) and, for every
+    `(source, chunk)` of `streams`, `chunk` to the source's rows in the chunk, then runs
+    `body`, which gives the next values of `params` (a fold's accumulator, starting as
+    `init`) and then the chunk's parts to append (elements, tabulate). The statement's
+    targets: the params' final values, then each appended part concatenated over the steps
+    in order. The body is the lifted, fused computation of a chunk: the chunk is the lifting
+    context (Clifton-Everest 5.1-5.2). work: the body's over all steps; depth: the body's
+    per step, added up."""
+    params: tuple[FVar, ...]
+    init: tuple[Atom, ...]
+    length: Atom | None
+    start: FVar
+    count: FVar
+    streams: tuple[tuple[FVar, FVar], ...]
+    body: "Block"
+
+    @property
+    def appended(self) -> int:
+        return len(self.body.result) - len(self.params)
+
+
+@dataclass(frozen=True)
 class Assert:
     """A run-time check that binds nothing (`Stmt.targets == ()`): raises the accel error
     `kind` (`IndexError`, `SizeError`, ...) at the statement's span with `message` unless
@@ -412,18 +438,41 @@ class Kernel:
 Op = Union[Scalar, Literal, Iota, Replicate, Map, Reduce, SegReduce, Scan, SegScan, Filter,
            Copy, WriteRows, SegFilter, SizesToOffsets, Lengths, SegmentIds, SegmentIota,
            Gather, SegGather, Index, Length, Rebuild, Offsets, Values, Reshape, MakeTuple,
-           Project, Library, SegLibrary, If, Loop, Assert, Kernel]
+           Project, Library, SegLibrary, If, Loop, SeqLoop, Assert, Kernel]
 
 
 def blocks_of(op: "Op") -> list["Block"]:
-    """The blocks nested in an operation (`if`, `loop`, a kernel), in the order they run."""
+    """The blocks nested in an operation (`if`, `loop`, `seq_loop`, a kernel), in the order
+    they run."""
     if isinstance(op, If):
         return [op.then, op.else_]
     if isinstance(op, Loop):
         return [b for b in (op.cond, op.body) if b is not None]
-    if isinstance(op, Kernel):
+    if isinstance(op, (Kernel, SeqLoop)):
         return [op.body]
     return []
+
+
+def bound_inside(op: "Op") -> set[str]:
+    """The names an operation binds for its nested blocks only: a loop's parameters and
+    index, a sequence's parameters, start, count and chunks."""
+    if isinstance(op, Loop):
+        return {p.name for p in op.params} | ({op.index.name} if op.index else set())
+    if isinstance(op, SeqLoop):
+        return ({p.name for p in op.params} | {op.start.name, op.count.name}
+                | {chunk.name for _, chunk in op.streams})
+    return set()
+
+
+def fields_of(op: "Op") -> list:
+    """The values of an operation's fields, with the pairs of a sequence's `streams`
+    taken apart (what walkers over atoms, functions and blocks go through)."""
+    out: list = []
+    for name in op.__dataclass_fields__:
+        value = getattr(op, name)
+        for item in value if isinstance(value, tuple) else (value,):
+            out += list(item) if isinstance(item, tuple) else [item]
+    return out
 
 
 # ---------------------------------------------------------------- statements and blocks

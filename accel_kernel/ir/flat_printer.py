@@ -31,7 +31,7 @@ from ..lang.scalar_ops import DTYPES
 from ..lang.source import Source
 from . import core
 from .flat import (Assert, Atom, Block, Const, Copy, FlatForm, FlatProgram, Filter, FVar,
-                   Gather, If, Index, Iota, Kernel, Length, Lengths, Library, Literal, Loop,
+                   Gather, If, Index, Iota, Kernel, Length, Lengths, Library, Literal, Loop, SeqLoop,
                    MakeTuple, Map, Offsets, Op, Project, Rebuild, Reduce, Regular, Rep,
                    Replicate, Reshape, Scalar, ScalarFn, ScalarRep, Scan, SegFilter, SegGather,
                    SegLibrary, SegmentIds, SegmentIota, Segmented, SegReduce, SegScan,
@@ -131,6 +131,8 @@ def print_op(op: Op, rep: Rep | None = None) -> str:
         return f"if {print_atom(op.cond)} ..."
     if isinstance(op, Loop):
         return "loop ..."
+    if isinstance(op, SeqLoop):
+        return "seq_loop ..."
     if isinstance(op, Kernel):
         return f"kernel {op.name} {op.kind} ..."
     if isinstance(op, Literal):
@@ -164,7 +166,8 @@ def op_name(op: Op) -> str:
         return op.name
     if isinstance(op, SegLibrary):
         return "seg_" + op.name
-    named = {Scalar: "scalar", Assert: "assert", If: "if", Loop: "loop", Kernel: "kernel",
+    named = {Scalar: "scalar", Assert: "assert", If: "if", Loop: "loop", SeqLoop: "seq_loop",
+             Kernel: "kernel",
              Literal: "literal", Project: "project"}
     return named.get(type(op)) or _SIMPLE[type(op)][0]
 
@@ -192,6 +195,17 @@ def print_stmt(stmt: Stmt, indent: str = "") -> list[str]:
     if isinstance(op, Kernel):
         lines = " ".join(str(n) for n in op.lines)
         return ([head + f"kernel {op.name} {op.kind} [{lines}] do"]
+                + print_block(op.body, indent + INDENT + INDENT))
+    if isinstance(op, SeqLoop):
+        # let (acc: i64, out: [r1]i64) = seq_loop (p: i64) = (0) of n by start count
+        #     stream c: [r1]i64 <- xs do
+        params = "(" + ", ".join(f"{p.name}: {show_rep(p.rep)}" for p in op.params) + ")"
+        inits = "(" + ", ".join(print_atom(a) for a in op.init) + ")"
+        length = "_" if op.length is None else print_atom(op.length)
+        streams = "".join(f" stream {c.name}: {show_rep(c.rep)} <- {print_atom(x)}"
+                          for x, c in op.streams)
+        return ([head + f"seq_loop {params} = {inits} of {length} by {op.start.name} "
+                 f"{op.count.name}{streams} do"]
                 + print_block(op.body, indent + INDENT + INDENT))
     if isinstance(op, Loop):
         params = "(" + ", ".join(f"{p.name}: {show_rep(p.rep)}" for p in op.params) + ")"
@@ -562,6 +576,8 @@ class _Parser(_Reader):
             return If(cond, then, self.block())
         if word == "loop":
             return self.loop()
+        if word == "seq_loop":
+            return self.seq_loop()
         if word == "kernel":
             name, kind = self.word(), self.word()
             self.take("[")
@@ -641,6 +657,41 @@ class _Parser(_Reader):
             self.reps[index.name] = index.rep
         self.keyword("do")
         return Loop(tuple(params), init, self.block(), bound=bound, index=index)
+
+
+    def seq_loop(self) -> SeqLoop:
+        self.take("(")
+        params = [] if self.peek(")") else [self.binding()]
+        while self.peek(","):
+            self.take(",")
+            params.append(self.binding())
+        self.take(")")
+        self.take("=")
+        for p in params:                  # the initial values are read outside the loop
+            self.reps.pop(p.name, None)
+        init = self.atoms()
+        self.keyword("of")
+        if self.peek_word() == "_":
+            self.word()
+            length = None
+        else:
+            length = self.atom()
+        for p in params:
+            self.reps[p.name] = p.rep
+        self.keyword("by")
+        start = FVar(self.word(), ScalarRep("i64"))
+        count = FVar(self.word(), ScalarRep("i64"))
+        self.reps[start.name] = start.rep
+        self.reps[count.name] = count.rep
+        streams = []
+        while self.peek_word() == "stream":
+            self.keyword("stream")
+            chunk = self.binding()
+            self.take("<-")
+            streams.append((self.atom(), chunk))
+        self.keyword("do")
+        return SeqLoop(tuple(params), init, length, start, count, tuple(streams),
+                       self.block())
 
 
 def parse_flat(text: str, globals: dict[str, Rep] | None = None) -> FlatProgram:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from .flat import (OFFSETS, Assert, Atom, Block, Const, Copy, FlatProgram, Filter, FVar,
                    Gather, If, Kernel, WriteRows, blocks_of,
-                   Index, Iota, Length, Lengths, Library, Literal, Loop, MakeTuple, Map, Offsets,
+                   Index, Iota, Length, Lengths, Library, Literal, Loop, MakeTuple, Map, Offsets, SeqLoop,
                    Project, Rebuild, Reduce, Regular, Rep, Replicate, Reshape, Scalar, ScalarFn,
                    ScalarRep, Scan, SegFilter, SegGather, SegLibrary, SegmentIds, SegmentIota,
                    Segmented, SegReduce, SegScan, SizesToOffsets, Stmt, TupleRep, Values,
@@ -257,6 +257,8 @@ class _Verifier:
             return list(then)
         if isinstance(op, Loop):
             return self.loop(stmt, op, scope)
+        if isinstance(op, SeqLoop):
+            return self.seq_loop(stmt, op, scope)
         if isinstance(op, Kernel):
             return list(self.block(op.body, scope))
         self.problem(stmt, f"unknown operation {type(op).__name__}")
@@ -284,6 +286,32 @@ class _Verifier:
         return [p.rep for p in op.params]
 
 
+    def seq_loop(self, stmt: Stmt, op: SeqLoop, scope: dict[str, Rep]) -> list[Rep | None]:
+        inner = dict(scope)
+        need = lambda ok, text: self.need(stmt, ok, text)     # noqa: E731
+        need(len(op.params) == len(op.init), "parameters and initial values differ in number")
+        need(op.length is None or _rep(op.length) == I64, "the length must be an i64")
+        need(op.length is not None or bool(op.streams), "no length and nothing streamed")
+        for p, a in zip(op.params, op.init):
+            need(p.rep == _rep(a), f"`{p.name}` is {show_rep(p.rep)}, its initial value "
+                                   f"{show_rep(_rep(a))}")
+            self.bind(p, inner, stmt)
+        for var in (op.start, op.count):
+            need(var.rep == I64, f"`{var.name}` must be an i64")
+            self.bind(var, inner, stmt)
+        for source, chunk in op.streams:
+            need(not isinstance(_rep(source), ScalarRep) and chunk.rep == _rep(source),
+                 f"the chunk `{chunk.name}` of a streamed value must have its rep")
+            self.bind(chunk, inner, stmt)
+        body = self.block(op.body, inner)
+        need(body[:len(op.params)] == [p.rep for p in op.params],
+             "the body gives " + ", ".join(map(show_rep, body)) + " for "
+             + ", ".join(show_rep(p.rep) for p in op.params))
+        need(all(r is not None and not isinstance(r, ScalarRep)
+                 for r in body[len(op.params):]), "an appended part must be an array")
+        return list(body)
+
+
 def _drop_inner(rep: Rep) -> Rep | None:
     if isinstance(rep, Regular) and rep.rank > 1:
         return Regular(rep.elem, rep.rank - 1)
@@ -306,6 +334,10 @@ def _atom_fields(op) -> list[Atom]:
         out = [a for a in out if not (isinstance(a, FVar) and a.name in names)]
         if op.index is not None:
             out = [a for a in out if a != op.index]
+    if isinstance(op, SeqLoop):        # so are a sequence's; its streamed values are read
+        names = {p.name for p in op.params} | {op.start.name, op.count.name}
+        out = [a for a in out if not (isinstance(a, FVar) and a.name in names)]
+        out += [source for source, _ in op.streams]
     return out
 
 
@@ -317,6 +349,10 @@ def _bound_names(block: Block, out: set[str]) -> None:
             out.update(p.name for p in op.params)
             if op.index is not None:
                 out.add(op.index.name)
+        if isinstance(op, SeqLoop):
+            out.update(p.name for p in op.params)
+            out.update((op.start.name, op.count.name))
+            out.update(chunk.name for _, chunk in op.streams)
         for inner in blocks_of(op):
             _bound_names(inner, out)
 

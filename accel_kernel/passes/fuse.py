@@ -42,7 +42,7 @@ from typing import Any
 from ..ir.flat import (Assert, Atom, Block, Filter, FlatForm, FlatProgram, FVar, Gather, If, Iota,
                        Kernel, Library, Loop, Map, Project, Reduce, Regular, Replicate, Reshape,
                        ScalarFn, ScalarRep, Scan, SegmentIds, SegmentIota, SegReduce, Stmt,
-                       TupleRep, Values, blocks_of)
+                       TupleRep, Values, SeqLoop, blocks_of, bound_inside, fields_of)
 from ..ir.flat_printer import op_name, print_stmt
 from ..lang import ast, scalar_ops
 from .base import PassContext, PassOutput
@@ -74,15 +74,13 @@ class _Group:
 def _fvars(op: Any) -> list[FVar]:
     """Every variable an operation reads (scalar functions' free variables included)."""
     out: list[FVar] = []
-    for name in op.__dataclass_fields__:
-        value = getattr(op, name)
-        for item in value if isinstance(value, tuple) else (value,):
-            if isinstance(item, FVar):
-                out.append(item)
-            elif isinstance(item, ScalarFn):
-                out += list(item.free)
-            elif isinstance(item, Block):
-                out += _block_reads(item)
+    for item in fields_of(op):
+        if isinstance(item, FVar):
+            out.append(item)
+        elif isinstance(item, ScalarFn):
+            out += list(item.free)
+        elif isinstance(item, Block):
+            out += _block_reads(item)
     return out
 
 
@@ -92,10 +90,7 @@ def _block_reads(block: Block) -> list[FVar]:
     for stmt in block.stmts:
         out += [v for v in _fvars(stmt.op) if v.name not in bound]
         bound.update(t.name for t in stmt.targets)
-        if isinstance(stmt.op, Loop):
-            bound.update(p.name for p in stmt.op.params)
-            if stmt.op.index is not None:
-                bound.add(stmt.op.index.name)
+        bound |= bound_inside(stmt.op)
     out += [a for a in block.result if isinstance(a, FVar) and a.name not in bound]
     return out
 
@@ -193,6 +188,8 @@ class Fuser:
         if isinstance(op, Loop):
             return replace(stmt, op=replace(op, body=self.block(op.body),
                                             cond=self.block(op.cond) if op.cond else None))
+        if isinstance(op, SeqLoop):
+            return replace(stmt, op=replace(op, body=self.block(op.body)))
         return stmt
 
     # ------------------------------------------------------------------ grouping

@@ -49,13 +49,9 @@ def form(stage, name: str) -> F.FlatForm:
 def statements(block: F.Block):
     for stmt in block.stmts:
         yield stmt
-        if isinstance(stmt.op, F.If):
-            yield from statements(stmt.op.then)
-            yield from statements(stmt.op.else_)
-        elif isinstance(stmt.op, F.Loop):
-            for inner in (stmt.op.cond, stmt.op.body):
-                if inner is not None:
-                    yield from statements(inner)
+        if not isinstance(stmt.op, F.Kernel):
+            for inner in F.blocks_of(stmt.op):
+                yield from statements(inner)
 
 
 def descriptors(flat_form: F.FlatForm) -> list[str]:
@@ -493,7 +489,11 @@ def test_lifted_constructs_run_on_numpy_like_interp(name):
     ("def f (xs: []i64) (ys: []f64) = unzip (zip xs ys)", {"TUPLE-F"}),
     ("def f (xs: [n]i64) = reduce (+) 0 xs", {"SIZE-CHECK", "REDUCE"}),
     ("def f (xss: [][]i64) = foldSeq (\\a b -> a ++ b) [] (stream xss)",
-     {"REDUCE-SEQUENTIAL", "LOOP"}),
+     {"SEQ-LOOP", "REDUCE-SEQUENTIAL", "LOOP"}),
+    ("def f (n: i64) = tabulate (mapSeq (\\i -> iota i) (produce n (\\i -> i)))",
+     {"SEQ-LOOP", "LIFT-IOTA-IRREGULAR"}),
+    ("def f (xs: []i64) = map (\\x -> foldSeq (+) x (produce x (\\i -> i))) xs",
+     {"SEQ-ARRAY", "LIFT-GENERATE-IRREGULAR"}),
     ("def f (xs: []i64) = loop a = 0 while a < 10 do a + reduce (+) 0 xs", {"WHILE"}),
     ("def f (xs: []i64) (c: bool) = if c then xs else reverse xs", {"IF", "LIBRARY"}),
     ("def f (xss: [][]i64) = map (\\r -> reduce_by_index (replicate 3 0) (+) 0 r r) xss",

@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -27,6 +28,7 @@ import numpy as np
 from ...ir import flat as F
 from ...ir.assert_message import FIELD
 from ...lang.errors import AccelError, OutOfMemory, SizeError
+from ...runtime import events as E
 from ...runtime.cancel import CancelToken
 from ...runtime.memory import Memory
 from ..numpy.costs import Counters, count, lib_cost
@@ -124,6 +126,7 @@ def _executor(compiled: Compiled) -> type:
 def _executor_class(compiled: Compiled) -> type:
     class CpuExecutor(Executor):
         """Host statements as the numpy target runs them; kernels compiled."""
+        target = "cpu"
 
         def __init__(self, *args: Any) -> None:
             super().__init__(*args)
@@ -159,12 +162,15 @@ def _executor_class(compiled: Compiled) -> type:
             args = [self.kernel_arg(self.atom(F.FVar(name, None))) for name in kernel.inputs]
             compiled_before = _signatures(compiled.module, kernel.name)
             before = _compile_time(compiled.module, kernel.name) if compiled_before else 0.0
+            began = time.perf_counter()
             try:
                 values, err = host(*args, self.allocator())
             except OutOfMemory as error:        # a buffer too large, refused before it was made
                 if error.span is None:
                     error.span = stmt.span
                 raise
+            if compiled.memory.events.active:
+                self._launched(kernel.name, values, time.perf_counter() - began)
             if _signatures(compiled.module, kernel.name) != compiled_before:
                 compiled.compile_seconds += \
                     _compile_time(compiled.module, kernel.name) - before
@@ -177,6 +183,13 @@ def _executor_class(compiled: Compiled) -> type:
             if err is not None:
                 compiled.code.errors.raise_if_failed(err)
             return values[0] if len(values) == 1 else tuple(values)
+
+        def _launched(self, name: str, values: Any, seconds: float) -> None:
+            """A `Launch` event: the kernel, the elements of its first output, its time."""
+            first = values[0] if values else None
+            elements = len(first) if isinstance(first, np.ndarray) and first.ndim else 0
+            compiled.memory.events.emit(E.Launch(self.target, name, (elements,), (), (),
+                                                 elements, seconds))
 
         def kernel_arg(self, value: Any) -> Any:
             """A kernel's input as its host function takes it (a contiguous array)."""
@@ -270,11 +283,11 @@ def run(compiled: Compiled, globals: Mapping[str, Any], cancel: CancelToken | No
         ) -> FlatCellValues:
     with np.errstate(all="ignore"):
         return execute(compiled.program, globals, counters=Counters(), cancel=cancel,
-                       executor=_executor(compiled))
+                       executor=_executor(compiled), memory=compiled.memory)
 
 
 def run_call(compiled: Compiled, form: F.FlatForm, args: list[Any], globals: Mapping[str, Any],
              cancel: CancelToken | None = None) -> Any:
     with np.errstate(all="ignore"):
         return call(form, args, globals, counters=Counters(), cancel=cancel,
-                    executor=_executor(compiled))
+                    executor=_executor(compiled), memory=compiled.memory)

@@ -173,6 +173,10 @@ def _executor_class(compiled: Compiled) -> type:
         and each value where its readers need it."""
         _library = run_library
         _seglibrary = run_seglibrary
+        target = "cuda"
+
+        def _launched(self, name: str, values: Any, seconds: float) -> None:
+            """Nothing: the device pool's launcher writes each launch's event."""
 
         def __init__(self, *args: Any) -> None:
             super().__init__(*args)

@@ -16,6 +16,7 @@ code node that failed); numpy warnings are silenced, as float arithmetic is IEEE
 """
 from __future__ import annotations
 
+import time
 from collections import ChainMap
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
@@ -28,18 +29,19 @@ from ...lang import types as T
 from ...lang.errors import (AccelError, AccelIndexError, DivisionByZero, Interrupted,
                            SizeError)
 from ...runtime.cancel import CancelToken
-from ...runtime.memory import check_allocation
+from ...runtime.memory import Memory, check_allocation
+from ...runtime.sequences import HostStream, SequenceRun, release_pages
 from ...runtime.deep import on_deep_stack
 from . import library as lib
 from .costs import Counters, count, lib_cost, log_depth
 from .rows import (align, as_segs, check_indices, check_lengths, coerce, first_leaf,
                    gather_rows, length, mask_rows, replicate, row, segment_ids, segment_iota,
-                   size_error_name, sizes_of, sizes_to_offsets, tmap)
+                   size_error_name, sizes_of, sizes_to_offsets, slice_rows, tmap)
 from .scalar_code import LaneEvaluator
 from .operators import Operator
 from .segmented import (innermost, reduce_inner, scan_inner, seg_filter, seg_reduce,
                         seg_scan)
-from .values import FlatValue, Segs, from_flat, make_scalar, to_flat
+from .values import DTYPES, FlatValue, Segs, from_flat, make_scalar, to_flat
 
 ERRORS: dict[str, type[AccelError]] = {
     "IndexError": AccelIndexError, "SizeError": SizeError, "DivisionByZero": DivisionByZero}
@@ -63,14 +65,17 @@ class FlatCellValues:
 @on_deep_stack
 def execute(program: F.FlatProgram, globals: Mapping[str, FlatValue],
             counters: Counters | None = None, trace: bool = False,
-            cancel: CancelToken | None = None, executor: type | None = None) -> FlatCellValues:
+            cancel: CancelToken | None = None, executor: type | None = None,
+            memory: Memory | None = None) -> FlatCellValues:
     """Run the forms of a flat program. `executor`: a subclass of `Executor` (the `cpu`
-    target's host driver runs kernels compiled)."""
+    target's host driver runs kernels compiled); `memory`: the session's (its events,
+    budget and sequence schedule)."""
     counters = counters if counters is not None else Counters()
     if trace and counters.trace is None:
         counters.trace = []
     out = FlatCellValues(counters=counters)
-    runner = (executor or Executor)(ChainMap(out.bindings, dict(globals)), counters, cancel)
+    runner = (executor or Executor)(ChainMap(out.bindings, dict(globals)), counters, cancel,
+                                    memory)
     with np.errstate(all="ignore"), runner:
         for form in program.forms:
             if form.kind == "def":
@@ -87,9 +92,10 @@ def execute(program: F.FlatProgram, globals: Mapping[str, FlatValue],
 @on_deep_stack
 def call(form: F.FlatForm, args: list[FlatValue], globals: Mapping[str, FlatValue],
          counters: Counters | None = None, cancel: CancelToken | None = None,
-         executor: type | None = None) -> FlatValue:
+         executor: type | None = None, memory: Memory | None = None) -> FlatValue:
     """Run a "def" form on flat arguments (one per parameter)."""
-    runner = (executor or Executor)(ChainMap(dict(globals)), counters or Counters(), cancel)
+    runner = (executor or Executor)(ChainMap(dict(globals)), counters or Counters(), cancel,
+                                    memory)
     scope = {p.name: coerce(a, p.rep) for p, a in zip(form.params, args)}
     with np.errstate(all="ignore"), runner:
         values = runner.block(form.body, scope)
@@ -97,11 +103,14 @@ def call(form: F.FlatForm, args: list[FlatValue], globals: Mapping[str, FlatValu
 
 
 class Executor:
+    target = "numpy"                 # the name sequences' events give
+
     def __init__(self, globals: Mapping[str, FlatValue], counters: Counters,
-                 cancel: CancelToken | None):
+                 cancel: CancelToken | None, memory: Memory | None = None):
         self.globals = globals
         self.counters = counters
         self.cancel = cancel
+        self.memory = memory if memory is not None else Memory()
         self.env: ChainMap = ChainMap({}, globals)  # type: ignore[arg-type]
         self._ops: dict[type, Callable[[F.Stmt, Any], Any]] = {
             cls: getattr(self, "_" + cls.__name__.lower()) for cls in F.Op.__args__}
@@ -117,7 +126,10 @@ class Executor:
 
     # ------------------------------------------------------------------ blocks
 
-    def block(self, block: F.Block, scope: dict) -> list[FlatValue]:
+    def block(self, block: F.Block, scope: dict, held: list[int] | None = None
+              ) -> list[FlatValue]:
+        """Run the block's statements in a new scope; gives its results. With `held`, the
+        bytes of every value the block bound are appended to it (a sequence's step)."""
         saved = self.env
         self.env = saved.new_child(scope)
         try:
@@ -125,7 +137,10 @@ class Executor:
                 self._tick(stmt)
                 value = self._ops[type(stmt.op)](stmt, stmt.op)
                 self._bind(stmt, value)
-            return [self.atom(a) for a in block.result]
+            results = [self.atom(a) for a in block.result]
+            if held is not None:
+                held.append(sum(_nbytes(v) for v in self.env.maps[0].values()))
+            return results
         finally:
             self.env = saved
 
@@ -443,7 +458,100 @@ class Executor:
         return state[0] if len(state) == 1 else tuple(state)
 
 
+    # ------------------------------------------------------------------ sequences
+    def _seqloop(self, stmt: F.Stmt, op: F.SeqLoop) -> Any:
+        """The sequence's steps (`runtime/sequences.py`): each binds the chunk's start, size
+        and streamed rows, runs the body, folds its accumulator and keeps its appended parts;
+        those are concatenated at the end (only the consumer's result and one chunk alive)."""
+        sources = [self.atom(x) for x, _ in op.streams]
+        length = int(self.atom(op.length)) if op.length is not None else \
+            _stream_length(sources[0])
+        state = [self.coerce(self.atom(a), p.rep) for a, p in zip(op.init, op.params)]
+        appended: list[list[Any]] = [[] for _ in range(op.appended)]
+        line = stmt.span.line if stmt.span is not None else 0
+        run = SequenceRun(length, self.memory, self.target, line)
+        try:
+            for start, count in run:
+                self._tick(stmt)
+                scope = {op.start.name: make_scalar("i64", start),
+                         op.count.name: make_scalar("i64", count),
+                         **{p.name: v for p, v in zip(op.params, state)}}
+                chunks = [self.seq_rows(v, start, count, chunk.rep, stmt.span)
+                          for v, (_, chunk) in zip(sources, op.streams)]
+                if chunks and _rows(chunks[0]) < count:          # a host iterable ended
+                    count = _rows(chunks[0])
+                    if count == 0:
+                        break
+                    chunks = [slice_rows(c, 0, count) for c in chunks]
+                    scope[op.count.name] = make_scalar("i64", count)
+                scope.update({chunk.name: c for (_, chunk), c in zip(op.streams, chunks)})
+                held: list[int] = []
+                began = time.perf_counter()
+                out = self.block(op.body, scope, held)
+                seconds = time.perf_counter() - began
+                state = [self.coerce(v, p.rep) for v, p in zip(out, op.params)]
+                for parts, value in zip(appended, out[len(op.params):]):
+                    parts.append(value)
+                for chunk in chunks:
+                    tmap(release_pages, chunk)
+                run.done(seconds, held[0] + sum(_nbytes(c) for c in chunks), count)
+                self._cost(stmt, 0, 0)
+        except BaseException as error:
+            run.finish("cancelled" if isinstance(error, Interrupted) else "error")
+            raise
+        run.finish("done")
+        results = state + [self.seq_concat(parts, rep) for parts, rep in
+                           zip(appended, [t.rep for t in stmt.targets[len(op.params):]])]
+        return results[0] if len(results) == 1 else tuple(results)
+
+    def seq_rows(self, value: Any, start: int, count: int, rep: F.Rep,
+                 span: Any) -> Any:
+        """A streamed value's rows [start, start + count) (a host iterable's next rows)."""
+        if isinstance(value, HostStream):
+            from .boundary import flat_from_python
+            from ...lang.types import Array
+            rows = value.take(count)
+            return self.coerce(flat_from_python(rows, Array(value.elem_type)), rep)
+        return slice_rows(value, start, start + count)
+
+    def seq_concat(self, parts: list[Any], rep: F.Rep) -> Any:
+        """The appended parts of every step, in order, as one value of `rep`."""
+        return concat_all(parts, rep)
+
+
 # ---------------------------------------------------------------- helpers
+
+
+def _rows(value: Any) -> int:
+    return length(value)
+
+
+def _stream_length(value: Any) -> int | None:
+    if isinstance(value, HostStream):
+        return value.length
+    return length(value)
+
+
+def concat_all(parts: list[Any], rep: F.Rep) -> Any:
+    """The rows of every part, in order (no part: an empty array of `rep`)."""
+    if isinstance(rep, F.TupleRep):
+        return tuple(concat_all([p[k] for p in parts], r) for k, r in enumerate(rep.parts))
+    if isinstance(rep, F.Segmented):
+        segs = [as_segs(p) for p in parts]
+        sizes = [sizes_of(s.offsets) for s in segs]
+        offsets = sizes_to_offsets(np.concatenate(sizes) if sizes
+                                   else np.zeros(0, dtype=np.int64))
+        return Segs(offsets, concat_all([s.values for s in segs], rep.inner))
+    assert isinstance(rep, F.Regular)
+    if not parts:
+        return np.zeros((0,) * rep.rank, dtype=DTYPES[rep.elem])
+    if len(parts) == 1:
+        return parts[0]
+    widths = {p.shape[1:] for p in parts}
+    if len(widths) > 1:
+        raise ValueError(f"the chunks of a regular sequence differ in shape: {sorted(widths)}")
+    return np.concatenate(parts)
+
 
 
 def _nbytes(value: Any) -> int:

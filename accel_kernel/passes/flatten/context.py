@@ -4,7 +4,8 @@
   `TupleVal` (tuple_F: each component flattened on its own, never a tuple of flat arrays
   unless an operation needs one) or a `FunVal` (a function: a lambda with the scope it was
   made in, a library function or an operator, with the arguments given so far; functions are
-  applied while flattening, never stored in the flat program).
+  applied while flattening, never stored in the flat program), or a `SeqVal` (a sequence
+  outside every map, run chunk by chunk by its consumer).
 - A `Level` is one map of the nest around the code being flattened: its points are the
   iterations of all enclosing maps. A *regular* level has the same extent for every point of
   its parent (values stacked over it get one more regular dimension); an *irregular* one has
@@ -81,17 +82,30 @@ class FunVal:
     args: tuple[Any, ...] = ()             # values given so far (partial application)
 
 
+@dataclass(frozen=True, eq=False)
+class SeqVal:
+    """A sequence outside every map, not run yet: `kind` is `produce` (args: n, f), `stream`
+    (xs), `map` (f, s) or `zip` (f, s1, s2); `node` the call that made it. Its consumer runs
+    it chunk by chunk (SEQ-LOOP, `sequences.py`); used anywhere else it is first run into an
+    array (`settle`)."""
+    kind: str
+    node: ast.Node
+    args: tuple[Any, ...]
+
+
 Val = Leaf | TupleVal
 
 
 def leaves(v: Any) -> list[Leaf]:
+    """The flat values of `v` (of a function: the values given to it so far)."""
     if isinstance(v, Leaf):
         return [v]
     if isinstance(v, TupleVal):
         return [x for p in v.parts for x in leaves(p)]
-    if isinstance(v, FunVal):
-        out = [x for a in v.args for x in leaves(a)]
-        return out
+    if isinstance(v, FunVal):          # a sequence given to a function so far is not a value
+        return [x for a in v.args if not isinstance(a, SeqVal) for x in leaves(a)]
+    if isinstance(v, SeqVal):
+        raise TypeError("a sequence not run yet has no flat values (settle it first)")
     return []
 
 

@@ -177,9 +177,9 @@ class ControlRules:
     def if_blocks(self, c: Leaf, then: Callable[[Env], Any], else_: Callable[[Env], Any],
                   env: Env) -> Any:
         with self.b.block() as f_then:
-            r_then = then(env)
+            r_then = self.settle(then(env))
         with self.b.block() as f_else:
-            r_else = else_(env)
+            r_else = self.settle(else_(env))
         pairs = list(zip(leaves(r_then), leaves(r_else)))
         out_levels, out_reps = [], []
         for a, b in pairs:
@@ -231,7 +231,7 @@ class ControlRules:
 
     # ------------------------------------------------------------------ loops
     def loop(self, e: ast.Loop, env: Env) -> Any:
-        init = self.flatten(e.init, env)
+        init = self.settle(self.flatten(e.init, env))
         form = e.form
         trusted = env.trusted and self._keeps_shape(e)
         if isinstance(form, ast.While):

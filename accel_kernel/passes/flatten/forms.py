@@ -26,6 +26,7 @@ from .library import LibraryRules
 from .prune import prune
 from .reps import rep_of_type
 from .scalar import ScalarCode
+from .sequences import SequenceRules
 from .wholearray import WholeArrayRules
 
 
@@ -44,7 +45,7 @@ def _has(t: T.Type | None, kinds: tuple) -> bool:
 
 
 class Flattener(Expressions, ScalarCode, LevelOps, ArrayRules, LibraryRules, WholeArrayRules,
-                ControlRules):
+                ControlRules, SequenceRules):
     def __init__(self, ctx: PassContext, program: ast.Program):
         self.ctx = ctx
         names = {n for form in program.forms for node in ast.walk(form)
@@ -131,6 +132,7 @@ class Flattener(Expressions, ScalarCode, LevelOps, ArrayRules, LibraryRules, Who
                         self._block([self.result_atom(result, form)]), span=form.span)
 
     def result_atom(self, v: Any, node: ast.Node) -> Atom:
+        v = self.settle(v)
         if isinstance(v, FunVal):
             raise NotImplementedError("flatten: a function as the value of a form")
         if isinstance(v, Leaf):

@@ -247,8 +247,9 @@ class LevelOps:
         return self.b.cached(("ids", level, target), make)
 
     def to_level(self, v: Val, level: Level | None) -> Val:
-        """`v` with one value per point of `level` (unchanged if it has them already)."""
-        return map_leaves(v, lambda leaf: self._leaf_to(leaf, level))
+        """`v` with one value per point of `level` (unchanged if it has them already; a
+        sequence not run yet is run into an array first)."""
+        return map_leaves(self.settle(v), lambda leaf: self._leaf_to(leaf, level))
 
     def _leaf_to(self, leaf: Leaf, level: Level | None) -> Leaf:
         if leaf.level is level:

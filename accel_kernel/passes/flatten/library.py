@@ -26,9 +26,7 @@ from .operators import OperatorRules, two_levels
 from .context import Env, FunVal, Leaf, Level, TupleVal, leaves, map_leaves, zip_leaves
 from .reps import as_irregular, generalise, is_scalar, row_rep, scalar_elem, stack_regular
 from .scalar import SCALAR_BUILTINS
-
-SEQUENCE_ALIASES = {"mapSeq": "map", "zipWithSeq": "map2", "foldSeq": "reduce",
-                    "produce": "generate"}
+from .sequences import SEQUENCE_FUNCTIONS
 
 
 class LibraryRules(OperatorRules):
@@ -40,11 +38,9 @@ class LibraryRules(OperatorRules):
                 return self.scalar_call(name, args, node, env)
             if name == "select":
                 return self.select_values(args[0], args[1], args[2], node, env)
-        if name in SEQUENCE_ALIASES:
-            # the shape analysis gives sequences fresh labels without index variables: the
-            # facts inside their functions cannot say what differs between elements
-            env = replace(env, trusted=False)
-        name = SEQUENCE_ALIASES.get(name, name)
+        if name in SEQUENCE_FUNCTIONS:
+            with self.b.at_node(node):
+                return self.sequence(name, args, node, env)
         handler = getattr(self, "lib_" + name, None)
         if handler is None:
             raise NotImplementedError(f"flatten: `{name}` is not built yet")
@@ -597,21 +593,6 @@ class LibraryRules(OperatorRules):
         return v
 
     lib_unzip3 = lib_unzip
-
-    # ------------------------------------------------------------------ sequences
-    def lib_stream(self, args, node, env):
-        return args[0]
-
-    lib_tabulate = lib_stream
-
-    def lib_elements(self, args, node, env):
-        s = args[0]
-        arg_t = None
-        if isinstance(node, ast.Apply):
-            arg_t = self.type_of(node.args[-1])
-        if isinstance(arg_t, T.Seq) and isinstance(arg_t.elem, (T.Array, T.Seq)):
-            return self.flatten_rows(self._home(s, env), node, env)
-        return s
 
     # ------------------------------------------------------------------ select
     def select_values(self, c: Any, a: Any, b: Any, node: ast.Node, env: Env) -> Any:

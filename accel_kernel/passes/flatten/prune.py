@@ -6,28 +6,24 @@ for a branch that did not need it). They are removed at the end of each form (ru
 the meaning."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from ...ir.flat import Assert, Block, FVar, Loop, ScalarFn, Stmt, blocks_of
+from ...ir.flat import (Assert, Block, FVar, ScalarFn, SeqLoop, Stmt, blocks_of, bound_inside,
+                        fields_of)
 
 
 def reads(op: Any) -> set[str]:
     """The names an operation reads, its nested blocks and scalar functions included."""
     out: set[str] = set()
-    for name in op.__dataclass_fields__:
-        value = getattr(op, name)
-        for item in value if isinstance(value, tuple) else (value,):
-            if isinstance(item, FVar):
-                out.add(item.name)
-            elif isinstance(item, ScalarFn):
-                out.update(f.name for f in item.free)
-            elif isinstance(item, Block):
-                out |= block_reads(item)
-    if isinstance(op, Loop):
-        out -= {p.name for p in op.params}
-        if op.index is not None:
-            out.discard(op.index.name)
-    return out
+    for item in fields_of(op):
+        if isinstance(item, FVar):
+            out.add(item.name)
+        elif isinstance(item, ScalarFn):
+            out.update(f.name for f in item.free)
+        elif isinstance(item, Block):
+            out |= block_reads(item)
+    return out - bound_inside(op)
 
 
 def block_reads(block: Block) -> set[str]:
@@ -53,6 +49,10 @@ def prune(block: Block) -> tuple[Block, list[Stmt]]:
         if not may_fail(stmt.op) and not any(t.name in live for t in stmt.targets):
             removed.append(stmt)
             continue
+        if isinstance(stmt.op, SeqLoop):        # a sequence's body runs at every step
+            body, inner = prune(stmt.op.body)
+            stmt = replace(stmt, op=replace(stmt.op, body=body))
+            removed += inner
         kept.append(stmt)
         live |= reads(stmt.op)
     return Block(tuple(reversed(kept)), block.result), list(reversed(removed))

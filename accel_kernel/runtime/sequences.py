@@ -1,0 +1,167 @@
+"""Running a sequence step by step (the host's side of a `SeqLoop`, `ir/flat.py`).
+
+`SequenceRun` is what every target's executor uses: it asks the scheduler
+(`runtime/scheduler.py`) for each step's chunk size, times the steps, keeps each chunk within
+the bytes the memory budget allows, and writes every decision to the event stream
+(`SeqBegin`, one `Step` per step, `SeqEnd`). It knows nothing of values: the executor slices
+the streamed values, runs the step's body and says how long its computation took and how
+many bytes the step held.
+
+    run = SequenceRun(length, memory, target="cpu", line=3)
+    for start, count in run:                  # stops after `length` elements
+        ...                                   # run the body on [start, start + count)
+        run.done(seconds=..., nbytes=...)     # what the step measured
+
+The ceiling on a chunk's bytes: half the budget (`%budget`; the other half is for the
+consumer's result and the inputs), else `DEFAULT_CHUNK_BYTES`. With a budget, a sequence
+whose single element holds more than the ceiling is the accel error `OutOfMemory`.
+
+Host iterables (a Python generator given to `stream`) are pulled here too: `HostStream`
+wraps one, `take(count)` gives its next rows, and the sequence ends when it runs out.
+"""
+from __future__ import annotations
+
+import ctypes
+import itertools
+import mmap
+import time
+from typing import Any, Iterator
+
+import numpy as np
+
+from ..lang.errors import OutOfMemory
+from . import events as E
+from .memory import format_bytes
+from .scheduler import Sample, Scheduler, fits, single_element_too_big
+
+DEFAULT_CHUNK_BYTES = 256 << 20     # the chunk's bytes when no budget is set
+_numbers = itertools.count(1)
+
+
+def ceiling_for(budget: int | None) -> int:
+    """The most bytes one chunk may hold under the budget."""
+    return DEFAULT_CHUNK_BYTES if budget is None else max(1, budget // 2)
+
+
+class SequenceRun:
+    """One sequence's steps: sizes from the scheduler, samples back to it, events out."""
+
+    def __init__(self, length: int | None, memory: Any, target: str = "", line: int = 0,
+                 scheduler: Scheduler | None = None):
+        self.length = length
+        self.events: E.EventStream = memory.events
+        self.budget: int | None = memory.budget
+        self.ceiling = ceiling_for(self.budget)
+        prototype = scheduler or getattr(memory, "schedule", None) or Scheduler()
+        self.scheduler = Scheduler(prototype.policy, prototype.fixed, self.ceiling,
+                                   prototype.rules)
+        self.number = next(_numbers)
+        self.start = 0
+        self.steps = 0
+        self.began = time.perf_counter()
+        self._step_began = self.began
+        self._count = 0
+        self.outcome = "error"
+        self.events.emit(E.SeqBegin(self.number, length, self.scheduler.describe(),
+                                    self.ceiling if self.budget is not None else None,
+                                    target, line))
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        while self.length is None or self.start < self.length:
+            count = self.scheduler.next_size()
+            if self.length is not None:
+                count = min(count, self.length - self.start)
+            self._count = count
+            yield self.start, count
+
+    def done(self, seconds: float, nbytes: int, elements: int | None = None) -> None:
+        """The step ran `elements` (default: the chunk's size) in `seconds` of computation,
+        holding `nbytes`; the wall time is measured from the end of the step before."""
+        now = time.perf_counter()
+        count = self._count if elements is None else elements
+        wall = max(now - self._step_began, seconds, 1e-9)
+        if self.budget is not None and self.steps == 0 and not fits(nbytes / count,
+                                                                    self.ceiling):
+            raise OutOfMemory(single_element_too_big(nbytes // count, self.ceiling),
+                              requested=nbytes // count, available=self.ceiling)
+        rule = self.scheduler.record(Sample(count, seconds, wall, nbytes))
+        state = self.scheduler.state
+        self.events.emit(E.Step(self.number, self.steps, self.start, count, nbytes, seconds,
+                                wall, state.utilisation or 0.0,
+                                state.time_per_element or 0.0, state.size, rule))
+        self.start += count
+        self.steps += 1
+        self._step_began = time.perf_counter()
+
+    def finish(self, outcome: str) -> None:
+        self.outcome = outcome
+        self.events.emit(E.SeqEnd(self.number, self.start, self.steps,
+                                  time.perf_counter() - self.began, outcome))
+
+
+class HostStream:
+    """A Python iterable streamed into a sequence, pulled lazily: each step takes the
+    rows it needs (`take`). `length` is known when the iterable has `len`. A HostStream
+    is consumed once: a second run raises a clear error."""
+
+    def __init__(self, iterable: Any, name: str = ""):
+        self.name = name
+        self.length: int | None = len(iterable) if hasattr(iterable, "__len__") else None
+        self._iterator = iter(iterable)
+        self._pending: list[Any] = []
+        self.taken = 0
+        self.ended = False
+
+    def peek(self) -> Any:
+        """The first row, without consuming it (to find the element type)."""
+        if not self._pending:
+            self._pending.append(next(self._iterator))
+        return self._pending[0]
+
+    def take(self, count: int) -> list[Any]:
+        """Up to `count` next rows (fewer when the iterable ends)."""
+        rows = self._pending[:count]
+        del self._pending[:count]
+        while len(rows) < count:
+            try:
+                rows.append(next(self._iterator))
+            except StopIteration:
+                self.ended = True
+                break
+        self.taken += len(rows)
+        return rows
+
+
+# ---------------------------------------------------------------- memory-mapped inputs
+
+_MADV_DONTNEED = getattr(mmap, "MADV_DONTNEED", 4)
+_PAGE = mmap.PAGESIZE
+
+
+def release_pages(array: Any) -> None:
+    """Give back the pages of a chunk of a memory-mapped array once its step has run, so a
+    stream over a file larger than memory holds only the chunk in flight (the pages are
+    read again from the file if used again). Only for read-only or shared mappings: a
+    copy-on-write mapping's pages may hold changes."""
+    if not isinstance(array, np.memmap) or getattr(array, "mode", "r") not in ("r", "r+") \
+            or array.nbytes < _PAGE:
+        return
+    start = array.ctypes.data
+    first = -(-start // _PAGE) * _PAGE                  # whole pages inside the chunk only
+    last = (start + array.nbytes) // _PAGE * _PAGE
+    if last > first:
+        try:
+            _libc().madvise(ctypes.c_void_p(first), ctypes.c_size_t(last - first),
+                            _MADV_DONTNEED)
+        except (OSError, AttributeError):                # not Linux: nothing to give back
+            pass
+
+
+_LIBC: Any = None
+
+
+def _libc() -> Any:
+    global _LIBC
+    if _LIBC is None:
+        _LIBC = ctypes.CDLL(None, use_errno=True)
+    return _LIBC
