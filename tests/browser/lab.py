@@ -26,8 +26,10 @@ PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"     # the notebook tab in view
 KERNELSPEC = {"name": "accel", "display_name": "accel", "language": "accel"}
 
 
-def wait_for(condition: Callable[[], T], what: str, timeout: float = TIMEOUT) -> T:
-    """Poll `condition` until it gives a true value, which is returned."""
+def wait_for(condition: Callable[[], T], what: str, timeout: float = TIMEOUT,
+             interval: float = 0.1) -> T:
+    """Poll `condition` every `interval` seconds until it gives a true value, which is
+    returned."""
     from selenium.common.exceptions import StaleElementReferenceException
     deadline = time.monotonic() + timeout
     while True:
@@ -39,7 +41,7 @@ def wait_for(condition: Callable[[], T], what: str, timeout: float = TIMEOUT) ->
             return value
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.1)
+        time.sleep(interval)
 
 
 @dataclass
