@@ -193,6 +193,7 @@ def pytest_runtest_makereport(item, call):
     return report
 
 
+@pytest.hookimpl(trylast=True)      # after tests/conftest.py's sort by slowness
 def pytest_collection_modifyitems(config, items):
     """The browser tests are marked `browser` and run first, one after the other: under
     xdist's worksteal the front of the collection goes to one worker and is never stolen,
@@ -203,6 +204,3 @@ def pytest_collection_modifyitems(config, items):
         item.add_marker(pytest.mark.browser)
     others = [item for item in items if here not in item.path.parents]
     items[:] = mine + others
-
-
-pytest_collection_modifyitems = pytest.hookimpl(trylast=True)(pytest_collection_modifyitems)
