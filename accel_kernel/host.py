@@ -60,6 +60,9 @@ def _flat_to_device(value: Any) -> Any:
     """A flat value in the device form, its arrays still on the host: the first `cuda` run
     that reads one uploads it and keeps it there (`backends/cuda/driver.py`)."""
     from .backends.cuda.memory import DeviceValue
+    from .runtime.sequences import HostStream
+    if isinstance(value, HostStream):         # pulled on the host, step by step
+        return value
     return DeviceValue.from_flat(value)
 
 
@@ -88,8 +91,17 @@ class HostValue(Stored):
             value = (CONVERSIONS[source, form](self.forms[source], self.type)
                      if source is not None
                      else CONVERSIONS[FLAT, form](self.get(FLAT), self.type))
+            if self.streamed:                  # read once: every run pulls it afresh
+                return value
             self.forms[form] = value
         return self.forms[form]
+
+    @property
+    def streamed(self) -> bool:
+        """Whether this is a Python iterable pulled row by row (`runtime/sequences.py`): it
+        has no other form, and can be run once."""
+        from .runtime.sequences import HostStream
+        return isinstance(self.forms.get(FLAT), HostStream)
 
     @property
     def interp(self) -> Any:

@@ -47,6 +47,7 @@ from .passes.base import Options
 from .runtime.budget import parse_size
 from .runtime.cancel import CancelToken
 from .runtime.events import EventStream
+from .runtime.scheduler import Scheduler
 from .runtime.deep import deep
 
 
@@ -108,6 +109,7 @@ class _Snapshot:
     target: targets.Target
     globals: dict
     budget: int | None = None
+    schedule: Any = None
 
 
 @dataclass
@@ -173,14 +175,25 @@ class Session:
         return self.memory.budget
 
     def set_budget(self, budget: int | str | None) -> None:
-        """Bound the device memory of the compiled targets (`512MB`, `1.5GiB`, bytes; None
-        for no bound): past it, device buffers are evicted to host memory (`runtime/budget.py`).
-        ValueError for a size that cannot be read."""
+        """Bound the memory of the compiled targets (`512MB`, `1.5GiB`, bytes; None for no
+        bound): a sequence's chunks hold at most half of it (`runtime/sequences.py`), and past
+        it device buffers are evicted to host memory (`runtime/budget.py`). ValueError for a
+        size that cannot be read."""
         if isinstance(budget, str):
             budget = parse_size(budget)
         if budget is not None and budget < 0:
             raise ValueError(f"a memory budget cannot be negative ({budget})")
         self.memory.set_budget(budget)
+
+    @property
+    def schedule(self) -> Scheduler:
+        """How sequences choose their chunk sizes (`runtime/scheduler.py`)."""
+        return self.memory.schedule
+
+    def set_schedule(self, schedule: str | Scheduler) -> None:
+        """`adaptive` or `fixed N` (`%schedule`); ValueError for anything else."""
+        self.memory.schedule = Scheduler.parse(schedule) if isinstance(schedule, str) \
+            else schedule
 
     @deep
     @_accel_errors_only("execute")
@@ -357,15 +370,16 @@ class Session:
         return self._globals[name].value
 
     def snapshot(self) -> "_Snapshot":
-        """The session's state (its globals, target and budget), for `restore`: the kernel makes a
+        """The session's state (its globals, target, budget and schedule), for `restore`: the kernel makes a
         whole cell, meta-commands included, one transaction with it."""
-        return _Snapshot(self.target_record, dict(self._globals), self.budget)
+        return _Snapshot(self.target_record, dict(self._globals), self.budget, self.schedule)
 
     def restore(self, snapshot: "_Snapshot") -> None:
         """Put back the state of `snapshot` (what a failed cell changed is undone). The types
         of nodes are kept (they are keyed by node ids, never reused); the host values are
         shared (never changed); the compiled calls are dropped."""
         self.target_record = snapshot.target
+        self.memory.schedule = snapshot.schedule
         if snapshot.budget != self.budget:
             self.set_budget(snapshot.budget)
         self._globals.clear()

@@ -147,6 +147,8 @@ def accel_value(obj: Any) -> HostValue:
     """The host value of a Python value (AccelTypeError when it has no accel type)."""
     from ..api import python_type
     from ..backends.numpy.boundary import flat_from_python
+    if isinstance(obj, Iterator):            # a generator: streamed lazily (`stream`)
+        return host_stream(obj)
     if isinstance(obj, list):
         import awkward as ak
         obj = ak.from_iter(obj)
@@ -156,6 +158,23 @@ def accel_value(obj: Any) -> HostValue:
     except TypeError as err:               # e.g. an int too big for i64
         from ..lang.errors import AccelTypeError
         raise AccelTypeError(str(err)) from None
+
+
+def host_stream(iterable: Iterator) -> HostValue:
+    """A Python iterator as a sequence (`seq t`, t the type of its first row, read ahead):
+    `stream`, `mapSeq`, `foldSeq` pull its rows chunk by chunk; it can be run once."""
+    from ..api import python_type
+    from ..lang import types as T
+    from ..lang.errors import AccelTypeError
+    from ..runtime.sequences import HostStream
+    stream = HostStream(iterable)
+    try:
+        first = stream.peek()
+    except StopIteration:
+        raise AccelTypeError("an empty Python iterator has no element type: pass an empty "
+                             "array of the type instead") from None
+    stream.elem_type = python_type(first)
+    return HostValue.of(FLAT, stream, T.Seq(stream.elem_type))
 
 
 def bind_python(session: Any, values: dict[str, Any], doc: str) -> list[str]:

@@ -65,6 +65,12 @@ class SizeError(AccelRuntimeError):
     kind = "SizeError"
 
 
+class StreamError(AccelRuntimeError):
+    """A Python iterable streamed into a sequence failed: it raised, gave a row of another
+    type, or was already consumed by an earlier run."""
+    kind = "StreamError"
+
+
 class Interrupted(AccelError):
     kind = "Interrupted"
 

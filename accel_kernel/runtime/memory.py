@@ -1,10 +1,11 @@
 """The memory manager: every buffer a compiled target allocates goes through `Memory.alloc`,
 which knows the bytes in use, the peak and how many buffers were made (a buffer's bytes are
 returned when Python drops it). It also carries what every target run shares about memory:
-the session's event stream (`events`, `runtime/events.py`), the device memory budget
-(`budget`, bytes or None; it bounds device memory only, not these host buffers) and the
+the session's event stream (`events`, `runtime/events.py`), the memory budget (`budget`,
+bytes or None; it bounds device memory and a sequence's chunks, not these host buffers), the
 device pools made so far (`devices`: name -> `runtime.budget.DevicePool`, made by a device
-back end on first use).
+back end on first use) and how sequences size their chunks (`schedule`,
+`runtime/scheduler.py`).
 
 An allocation larger than the memory available is refused before it is made
 (`check_allocation`: `errors.OutOfMemory` with the bytes asked for and the bytes available),
@@ -16,6 +17,7 @@ from __future__ import annotations
 import os
 import weakref
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -73,6 +75,11 @@ def format_bytes(n: int) -> str:
     return f"{value:.1f} EiB"
 
 
+def _adaptive() -> Any:
+    from .scheduler import Scheduler
+    return Scheduler()
+
+
 @dataclass
 class Memory:
     in_use: int = 0          # bytes of live buffers
@@ -82,6 +89,7 @@ class Memory:
     budget: int | None = None                     # device memory budget (bytes)
     events: EventStream = field(default_factory=EventStream)
     devices: dict = field(default_factory=dict)   # device name -> runtime.budget.DevicePool
+    schedule: Any = field(default_factory=_adaptive)  # sequences' runtime.scheduler.Scheduler
 
     def set_budget(self, budget: int | None) -> None:
         """Set (None: remove) the device budget, for the pools made later and those made."""

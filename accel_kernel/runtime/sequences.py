@@ -29,7 +29,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from ..lang.errors import OutOfMemory
+from ..lang.errors import OutOfMemory, StreamError
 from . import events as E
 from .memory import format_bytes
 from .scheduler import Sample, Scheduler, fits, single_element_too_big
@@ -104,8 +104,8 @@ class HostStream:
     rows it needs (`take`). `length` is known when the iterable has `len`. A HostStream
     is consumed once: a second run raises a clear error."""
 
-    def __init__(self, iterable: Any, name: str = ""):
-        self.name = name
+    def __init__(self, iterable: Any, elem_type: Any = None):
+        self.elem_type = elem_type        # the accel type of a row (set by the boundary)
         self.length: int | None = len(iterable) if hasattr(iterable, "__len__") else None
         self._iterator = iter(iterable)
         self._pending: list[Any] = []
@@ -119,17 +119,25 @@ class HostStream:
         return self._pending[0]
 
     def take(self, count: int) -> list[Any]:
-        """Up to `count` next rows (fewer when the iterable ends)."""
+        """Up to `count` next rows (fewer when the iterable ends). StreamError when the
+        iterable raises."""
         rows = self._pending[:count]
         del self._pending[:count]
-        while len(rows) < count:
+        while len(rows) < count and not self.ended:
             try:
                 rows.append(next(self._iterator))
             except StopIteration:
                 self.ended = True
-                break
+            except Exception as error:          # the user's iterable failed
+                self.ended = True
+                raise StreamError(f"the Python iterable streamed here raised "
+                                  f"{type(error).__name__}: {error}") from None
         self.taken += len(rows)
         return rows
+
+    def started(self) -> bool:
+        """Whether an earlier run took rows from it (it cannot be streamed again)."""
+        return self.taken > 0 or self.ended
 
 
 # ---------------------------------------------------------------- memory-mapped inputs
@@ -143,8 +151,7 @@ def release_pages(array: Any) -> None:
     stream over a file larger than memory holds only the chunk in flight (the pages are
     read again from the file if used again). Only for read-only or shared mappings: a
     copy-on-write mapping's pages may hold changes."""
-    if not isinstance(array, np.memmap) or getattr(array, "mode", "r") not in ("r", "r+") \
-            or array.nbytes < _PAGE:
+    if not isinstance(array, np.ndarray) or array.nbytes < _PAGE or not _mapped(array):
         return
     start = array.ctypes.data
     first = -(-start // _PAGE) * _PAGE                  # whole pages inside the chunk only
@@ -155,6 +162,17 @@ def release_pages(array: Any) -> None:
                             _MADV_DONTNEED)
         except (OSError, AttributeError):                # not Linux: nothing to give back
             pass
+
+
+def _mapped(array: np.ndarray) -> bool:
+    """Whether the array's memory is a file mapping whose pages can be dropped: a view of
+    a read-only or shared `np.memmap` (`np.load(..., mmap_mode="r")`, `%load`)."""
+    base: Any = array
+    while base is not None:
+        if isinstance(base, np.memmap):
+            return getattr(base, "mode", None) in ("r", "r+", "readonly", "readwrite")
+        base = getattr(base, "base", None)
+    return False
 
 
 _LIBC: Any = None

@@ -19,6 +19,7 @@ import numpy as np
 
 from ...ir.flat import Rep, TupleRep
 from ...lang import types as T
+from ...lang.errors import AccelError
 from ...values import _check_dtype, from_python, to_python
 from .values import DTYPES, FlatValue, Segs, rep_of_value, to_flat
 
@@ -38,6 +39,21 @@ def flat_from_python(obj: Any, t: T.Type) -> FlatValue:
             pass
     value = from_python(obj, t)
     return to_flat(value, rep_of_value(value, t))
+
+
+def rows_to_flat(rows: list[Any], t: T.Type) -> FlatValue:
+    """The flat value of the rows a Python iterable gave (`t`: the type of a row);
+    StreamError when a row does not have that type."""
+    from ...lang.errors import StreamError
+    try:
+        if isinstance(t, T.Scalar):
+            return np.asarray(rows, dtype=DTYPES[t.name]).reshape(len(rows))
+        if rows and all(isinstance(r, np.ndarray) and r.shape == rows[0].shape for r in rows):
+            return flat_from_python(np.stack(rows), T.Array(t))
+        return flat_from_python(list(rows), T.Array(t))
+    except (TypeError, ValueError, AccelError) as error:
+        raise StreamError(f"a row of the Python iterable is not a {T.show(t)}: {error}") \
+            from None
 
 
 class _Unsupported(Exception):
@@ -185,8 +201,12 @@ def _rezip(columns: list, length: int) -> Any:
 def rep_of_flat(value: FlatValue, t: T.Type) -> Rep:
     """The representation of a flat value (as `values.rep_of_value` gives for interp ones)."""
     from ...ir.flat import Regular, ScalarRep, Segmented
+    from ...runtime.sequences import HostStream
     if isinstance(t, T.Seq):                      # a sequence is stored as an array
         t = T.Array(t.elem)
+    if isinstance(value, HostStream):             # rows of any shape: irregular below
+        from .values import rep_of_type
+        return rep_of_type(t, regular=False)
     if isinstance(value, tuple):
         parts = t.elems if isinstance(t, T.Tuple) else [_component(t, k) for k in range(len(value))]
         return TupleRep(tuple(rep_of_flat(v, e) for v, e in zip(value, parts)))

@@ -27,7 +27,7 @@ from ...ir import flat as F
 from ...ir.assert_message import format_message
 from ...lang import types as T
 from ...lang.errors import (AccelError, AccelIndexError, DivisionByZero, Interrupted,
-                           SizeError)
+                           SizeError, StreamError)
 from ...runtime.cancel import CancelToken
 from ...runtime.memory import Memory, check_allocation
 from ...runtime.sequences import HostStream, SequenceRun, release_pages
@@ -356,7 +356,10 @@ class Executor:
 
     def _length(self, stmt: F.Stmt, op: F.Length) -> Any:
         self._cost(stmt, 1, 1)
-        return np.int64(length(self.atom(op.arr)))
+        value = self.atom(op.arr)
+        if isinstance(value, HostStream):       # -1: a Python iterable without `len`
+            return np.int64(-1 if value.length is None else value.length)
+        return np.int64(length(value))
 
     # ------------------------------------------------------------------ views
 
@@ -464,8 +467,9 @@ class Executor:
         and streamed rows, runs the body, folds its accumulator and keeps its appended parts;
         those are concatenated at the end (only the consumer's result and one chunk alive)."""
         sources = [self.atom(x) for x, _ in op.streams]
-        length = int(self.atom(op.length)) if op.length is not None else \
-            _stream_length(sources[0])
+        known = None if op.length is None else int(self.atom(op.length))
+        length = _sequence_length(known if known is None or known >= 0 else None, sources,
+                                  stmt.span)
         state = [self.coerce(self.atom(a), p.rep) for a, p in zip(op.init, op.params)]
         appended: list[list[Any]] = [[] for _ in range(op.appended)]
         line = stmt.span.line if stmt.span is not None else 0
@@ -473,18 +477,15 @@ class Executor:
         try:
             for start, count in run:
                 self._tick(stmt)
+                chunks = [self.seq_rows(v, start, count, chunk.rep)
+                          for v, (_, chunk) in zip(sources, op.streams)]
+                count = _chunk_rows(chunks, count, start, length, stmt.span)
+                if count == 0:                          # the Python iterables ended
+                    break
                 scope = {op.start.name: make_scalar("i64", start),
                          op.count.name: make_scalar("i64", count),
-                         **{p.name: v for p, v in zip(op.params, state)}}
-                chunks = [self.seq_rows(v, start, count, chunk.rep, stmt.span)
-                          for v, (_, chunk) in zip(sources, op.streams)]
-                if chunks and _rows(chunks[0]) < count:          # a host iterable ended
-                    count = _rows(chunks[0])
-                    if count == 0:
-                        break
-                    chunks = [slice_rows(c, 0, count) for c in chunks]
-                    scope[op.count.name] = make_scalar("i64", count)
-                scope.update({chunk.name: c for (_, chunk), c in zip(op.streams, chunks)})
+                         **{p.name: v for p, v in zip(op.params, state)},
+                         **{chunk.name: c for (_, chunk), c in zip(op.streams, chunks)}}
                 held: list[int] = []
                 began = time.perf_counter()
                 out = self.block(op.body, scope, held)
@@ -495,7 +496,7 @@ class Executor:
                 for chunk in chunks:
                     tmap(release_pages, chunk)
                 run.done(seconds, held[0] + sum(_nbytes(c) for c in chunks), count)
-                self._cost(stmt, 0, 0)
+            _no_rows_left(sources, run.start, stmt.span)
         except BaseException as error:
             run.finish("cancelled" if isinstance(error, Interrupted) else "error")
             raise
@@ -504,14 +505,11 @@ class Executor:
                            zip(appended, [t.rep for t in stmt.targets[len(op.params):]])]
         return results[0] if len(results) == 1 else tuple(results)
 
-    def seq_rows(self, value: Any, start: int, count: int, rep: F.Rep,
-                 span: Any) -> Any:
+    def seq_rows(self, value: Any, start: int, count: int, rep: F.Rep) -> Any:
         """A streamed value's rows [start, start + count) (a host iterable's next rows)."""
         if isinstance(value, HostStream):
-            from .boundary import flat_from_python
-            from ...lang.types import Array
-            rows = value.take(count)
-            return self.coerce(flat_from_python(rows, Array(value.elem_type)), rep)
+            from .boundary import rows_to_flat
+            return self.coerce(rows_to_flat(value.take(count), value.elem_type), rep)
         return slice_rows(value, start, start + count)
 
     def seq_concat(self, parts: list[Any], rep: F.Rep) -> Any:
@@ -522,14 +520,49 @@ class Executor:
 # ---------------------------------------------------------------- helpers
 
 
-def _rows(value: Any) -> int:
-    return length(value)
+def _lengths_differ(a: int, b: int | str, span: Any) -> SizeError:
+    return SizeError(f"zipWithSeq: sequence lengths differ ({a} and {b})", span)
 
 
-def _stream_length(value: Any) -> int | None:
-    if isinstance(value, HostStream):
-        return value.length
-    return length(value)
+def _sequence_length(known: int | None, sources: list[Any], span: Any) -> int | None:
+    """The elements of a sequence: `known` (produce's count), else those of its streamed
+    values that know theirs (None: Python iterables only, known when they end)."""
+    lengths = [known] if known is not None else []
+    for value in sources:
+        if isinstance(value, HostStream):
+            if value.started():
+                raise StreamError("this Python iterable was consumed by an earlier run: "
+                                  "bind it again to stream it again", span)
+            if value.length is not None:
+                lengths.append(value.length)
+        else:
+            lengths.append(length(value))
+    for other in lengths[1:]:
+        if other != lengths[0]:
+            raise _lengths_differ(lengths[0], other, span)
+    return lengths[0] if lengths else None
+
+
+def _chunk_rows(chunks: list[Any], count: int, start: int, total: int | None,
+                span: Any) -> int:
+    """The rows of a step's chunks (fewer than asked when Python iterables end: then all
+    must end together, and where the length is known, not before it)."""
+    rows = {length(c) for c in chunks} or {count}
+    if len(rows) > 1:
+        raise _lengths_differ(start + min(rows), start + max(rows), span)
+    got = rows.pop()
+    if got < count and total is not None:
+        raise _lengths_differ(total, start + got, span)
+    return got
+
+
+def _no_rows_left(sources: list[Any], done: int, span: Any) -> None:
+    """A Python iterable zipped with a sequence of known length must end with it."""
+    for value in sources:
+        if isinstance(value, HostStream) and value.take(1):
+            extra = 1 + len(value.take(1 << 20))   # count what is left, up to a point
+            raise _lengths_differ(done, done + extra if value.ended
+                                  else f"more than {done + extra}", span)
 
 
 def concat_all(parts: list[Any], rep: F.Rep) -> Any:
@@ -559,5 +592,6 @@ def _nbytes(value: Any) -> int:
     if isinstance(value, tuple):
         return sum(_nbytes(v) for v in value)
     if isinstance(value, Segs):
-        return value.offsets.nbytes + _nbytes(value.values)
-    return int(np.asarray(value).nbytes)
+        return _nbytes(value.offsets) + _nbytes(value.values)
+    nbytes = getattr(value, "nbytes", None)         # numpy arrays and scalars, device arrays
+    return int(nbytes) if nbytes is not None else int(np.asarray(value).nbytes)

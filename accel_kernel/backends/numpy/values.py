@@ -217,6 +217,14 @@ def _from_type(value: FlatValue, t: T.Type) -> Any:
     if isinstance(t, T.Tuple):
         return tuple(_from_type(v, e) for v, e in zip(value, t.elems))
     if isinstance(t, T.Seq):                      # a sequence is stored as an array
+        from ...runtime.sequences import HostStream
+        if isinstance(value, HostStream):         # the interpreter reads all its rows
+            from ...lang.errors import StreamError
+            from .boundary import rows_to_flat
+            if value.started():
+                raise StreamError("this Python iterable was consumed by an earlier run: "
+                                  "bind it again to stream it again")
+            value = rows_to_flat(value.take(1 << 62), t.elem)
         return Sequence(tuple(_from_type(value, T.Array(t.elem))))
     if not isinstance(t, T.Array):
         raise ValueError(f"cannot convert a flat value of type {T.show(t)}")

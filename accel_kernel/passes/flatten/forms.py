@@ -90,6 +90,8 @@ class Flattener(Expressions, ScalarCode, LevelOps, ArrayRules, LibraryRules, Who
             return FlatForm("let", names, (), self._block(atoms), span=form.span)
         assert isinstance(form, ast.TopExpr)
         value = self.flatten(form.expr, env)
+        if isinstance(self.type_of(form.expr), T.Seq):     # shown: its elements, stacked
+            value = self.as_seq(value, form.expr)
         return FlatForm("expr", (), (), self._block([self.result_atom(value, form)]),
                         span=form.span)
 

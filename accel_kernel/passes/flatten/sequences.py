@@ -46,7 +46,7 @@ class SequenceRules:
             if name == "produce":
                 return SeqVal("produce", node, tuple(args))
             if name == "stream":
-                return self.as_seq(args[0], node)
+                return SeqVal("stream", node, (args[0],))
             if name in ("mapSeq", "zipWithSeq"):
                 return SeqVal(_LAZY[name], node,
                               (args[0], *(self.as_seq(a, node) for a in args[1:])))
@@ -65,9 +65,10 @@ class SequenceRules:
         return getattr(self, "lib_" + _AS_ARRAY[name])(args, node, env)
 
     def as_seq(self, v: Any, node: ast.Node) -> SeqVal:
-        """A sequence value: one not run yet, or an array (a sequence stored as its
-        elements: a global, a def's parameter) streamed by rows."""
-        return v if isinstance(v, SeqVal) else SeqVal("stream", node, (v,))
+        """A sequence value: one not run yet, or one stored in a variable (a global, a
+        def's parameter: its elements as an array, or a Python iterable pulled row by row,
+        whose length is known only at run time), streamed by rows."""
+        return v if isinstance(v, SeqVal) else SeqVal("stored", node, (v,))
 
     def settle(self, v: Any) -> Any:
         """`v` with every sequence in it run into an array (as `tabulate` does)."""
@@ -88,7 +89,7 @@ class SequenceRules:
     def consume(self, name: str, extra: list[Any], s: SeqVal, node: ast.Node,
                 env: Env) -> Any:
         with self.b.at_node(node):
-            length = self.seq_length(s)
+            length = self.seq_length(s)[0]
         host = Env(env.scope, None, False, env.floor)
         note = ("a sequence outside every map: one loop over chunks the scheduler sizes; "
                 "its body is the chunk's lifted computation")
@@ -148,7 +149,7 @@ class SequenceRules:
             index = self.mapf("\\k -> s + k", [self.iota(level.points)], "i64", "index",
                               s=start)
             return self.apply_value(f, [Leaf(index, level)], s.node, env)
-        if s.kind == "stream":
+        if s.kind in ("stream", "stored"):
             def chunk_of(leaf: Leaf) -> Leaf:
                 if not isinstance(leaf.atom, FVar) or leaf.level is not None:
                     raise NotImplementedError("flatten: streaming this value is not built yet")
@@ -160,26 +161,27 @@ class SequenceRules:
         elements = [self._element(x, start, level, streams, env) for x in sources]
         return self.apply_value(f, elements, s.node, env)
 
-    def seq_length(self, s: SeqVal) -> Any:
-        """The sequence's length (an unlifted i64 atom), with the checks interp makes: a
-        negative `produce` size, zipped lengths that differ."""
+    def seq_length(self, s: SeqVal) -> tuple[Any, bool]:
+        """The sequence's length (an unlifted i64 atom) and whether it may be unknown until
+        the run ends (a stored Python iterable without `len` has length -1), with the checks
+        interp makes: a negative `produce` size, zipped lengths that differ (an unknown one
+        is checked by the run as its rows come)."""
         if s.kind == "produce":
             n = s.args[0].atom
             with self.b.at_node(s.node):
                 ok = self.scalarf("n >= 0", "bool", "ok", n=n)
                 self.b.check(Assert(ok, "SizeError", "negative size " + field(n)))
-            return n
-        if s.kind == "stream":
-            xs = s.args[0]
+            return n, False
+        if s.kind in ("stream", "stored"):
             with self.b.at_node(s.node):
-                return self.lengths_of(xs).atom
+                return self.lengths_of(s.args[0]).atom, s.kind == "stored"
         if s.kind == "map":
             return self.seq_length(s.args[1])
-        a, b = self.seq_length(s.args[1]), self.seq_length(s.args[2])
+        (a, open_a), (b, open_b) = self.seq_length(s.args[1]), self.seq_length(s.args[2])
         if a != b:
+            test = "a == b || a < 0 || b < 0" if open_a or open_b else "a == b"
             with self.b.at_node(s.node):
-                ok = self.scalarf("a == b", "bool", "ok", a=a, b=b)
+                ok = self.scalarf(test, "bool", "ok", a=a, b=b)
                 self.b.check(Assert(ok, "SizeError", "zipWithSeq: sequence lengths differ "
                                     f"({field(a)} and {field(b)})"))
-        return a
-
+        return (b, open_b) if open_a else (a, open_a)
