@@ -4,7 +4,8 @@ kernel, its target and every global are as they were.
 
 The widget's parts are found by their CSS classes (docs/kernel.md lists them):
 `accel-dashboard` (the box), `accel-dash-steps` ("steps: N"), `accel-dash-elements`,
-`accel-dash-progress`, `accel-dash-cancel` (the button).
+`accel-dash-progress`, `accel-dash-status` (its text: `cancelled after N steps (Cancel
+clicked after step M)`), `accel-dash-cancel` (the button).
 
 "Within one step" is seen from the browser: the steps shown when Cancel is clicked, against
 those shown once the cell has ended. A click reaches the kernel some 50-150 ms after the
@@ -33,12 +34,15 @@ def steps_shown(lab, index: int) -> int:
     return int(re.fullmatch(r"steps: (\d+)", text.strip()).group(1))
 
 
+def progress_bar(lab, index: int):
+    return lab.within(index, ".accel-dash-progress .progress-bar")[0]
+
+
 def values_shown(lab, index: int) -> tuple[str, str, str]:
     """What the dashboard shows in words: steps, elements and the progress bar's width."""
-    bar = lab.within(index, ".accel-dash-progress .progress-bar")[0]
     return (lab.within(index, ".accel-dash-steps")[0].text,
             lab.within(index, ".accel-dash-elements")[0].text,
-            bar.get_attribute("style"))
+            progress_bar(lab, index).get_attribute("style"))
 
 
 @pytest.mark.skip(reason="waits for the dashboard (branch dash) on main")
@@ -71,6 +75,12 @@ def test_dashboard_updates_and_cancel_stops_the_sequence(lab):
     error = lab.output(1).splitlines()
     assert any(line.startswith("Interrupted at cell[2]:2:") for line in error), error
     assert at_click <= steps_shown(lab, 1) <= at_click + 1
+    # the kernel's own account: the step during which it got the click, and the last step
+    status = lab.within(1, ".accel-dash-status")[0].text
+    ran, clicked = map(int, re.search(r"cancelled after (\d+) steps "
+                                      r"\(Cancel clicked after step (\d+)\)", status).groups())
+    assert ran == steps_shown(lab, 1) and clicked <= ran <= clicked + 1
+    assert "progress-bar-warning" in progress_bar(lab, 1).get_attribute("class")
 
     # the kernel lives on; the target and the globals are as they were
     after = lab.run_cell(2)
