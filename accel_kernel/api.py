@@ -11,6 +11,7 @@ def are taken from the Python values (dtype and nesting) and matched against its
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,7 @@ from .boundary import accel_errors
 from .lang import types as T
 from .lang.errors import AccelNameError, AccelTypeError
 from .lang.scalar_ops import DTYPES
+from .runtime.events import JsonLines
 from .session import Session
 
 _DTYPES = {np.dtype(cls): T.Scalar(name) for name, cls in DTYPES.items()}
@@ -34,6 +36,7 @@ class Program:
         self._session = Session()
         self.checked = self._session.check(source, name)   # raises AccelError with spans
         self._loaded = False
+        self.events: list = []           # the last traced run's events (`run(trace=...)`)
 
     def type_of(self, name: str) -> str:
         scheme = self.checked.schemes.get(name)
@@ -41,11 +44,31 @@ class Program:
             raise AccelNameError(f"`{name}` is not defined by this program")
         return T.show_scheme(scheme)
 
-    def run(self, entry: str, *args: Any, target: str = targets.DEFAULT_TARGET) -> Any:
+    def run(self, entry: str, *args: Any, target: str = targets.DEFAULT_TARGET,
+            trace: bool | str = False) -> Any:
         """Call the def `entry` with Python arguments on `target` (default `cpu`); return its
         value as numpy/awkward. A construct the target does not build raises
-        NotImplementedError (target="interp" runs every program)."""
+        NotImplementedError (target="interp" runs every program). With `trace`, the run's
+        events (`runtime/events.py`: a sequence's steps and the scheduler's decisions, kernel
+        launches, device memory) are kept in `self.events` (a list), and with a file name
+        also written there, one JSON object a line. A Python generator argument is streamed
+        into a `seq` parameter chunk by chunk."""
         chosen = targets.get(target)     # an unknown name is the caller's ValueError
+        if not trace:
+            return self._run(entry, args, chosen)
+        with self._session.events.recording() as log:
+            try:
+                return self._run(entry, args, chosen)
+            finally:
+                self.events = list(log)
+                if isinstance(trace, str):
+                    with open(trace, "w", encoding="utf-8") as out:
+                        write = JsonLines(out)
+                        for event in self.events:
+                            write(event)
+
+    def _run(self, entry: str, args: tuple, chosen: targets.Target) -> Any:
+        args = tuple(_streamed(a) for a in args)
         with accel_errors("call", chosen.name):   # the arguments' and result's conversions too
             params, result = self._signature(entry, args, chosen)
             # the target's boundary: on the flat targets numpy and Awkward arrays cross
@@ -198,8 +221,20 @@ def _match(pattern: T.Type, actual: T.Type, mapping: dict[str, T.Type]) -> bool:
     return False
 
 
+def _streamed(obj: Any) -> Any:
+    """A Python iterator (a generator) as a stream pulled chunk by chunk, its element type
+    read from its first row; anything else as it is."""
+    if not isinstance(obj, Iterator):
+        return obj
+    from .kernel.loading import host_stream
+    return host_stream(obj).flat
+
+
 def python_type(obj: Any) -> T.Type:
     """The accel type of a Python value: numpy arrays and scalars, ak.Array, tuples, lists."""
+    from .runtime.sequences import HostStream
+    if isinstance(obj, HostStream):
+        return T.Seq(obj.elem_type)
     if isinstance(obj, (bool, np.bool_)):
         return T.BOOL
     if isinstance(obj, int):

@@ -7,7 +7,6 @@ Float results are compared after printing, so they must agree to the printed dig
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from accel_kernel.lang.errors import AccelError
 from accel_kernel.session import Session
 from accel_kernel import targets
 from accel_kernel.targets import BUILT
+from notebook_inputs import cells  # tests/ is on the path
 
 REPO = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
@@ -48,8 +48,10 @@ def outcome(session: Session, code: str, name: str = "cell") -> tuple[str, str |
 
 
 def code_cells(path: Path) -> list[str]:
-    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    return [strip_magics("".join(c["source"])) for c in cells if c["cell_type"] == "code"]
+    """The accel code of each cell (large inputs made small: `notebook_inputs.SMALLER`);
+    `%%python` cells are left out."""
+    return [strip_magics(source) for source, _ in cells(path)
+            if not source.startswith("%%python")]
 
 
 @pytest.mark.parametrize("target", COMPILED)

@@ -30,24 +30,7 @@ pytestmark = pytest.mark.cuda
 REPO = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 
-# notebook -> (text, its replacement): large inputs made small for the simulator
-SMALLER: dict[str, list[tuple[str, str]]] = {
-    # the Pythagorean triples below 20 (five): the same kernels on a third of the elements
-    "00-tour.ipynb": [("x <- [1..<30], y <- [x..<30], z <- [y..<(x+y)], z < 30",
-                       "x <- [1..<20], y <- [x..<20], z <- [y..<(x+y)], z < 20")],
-    "04-fusion.ipynb": [("(iota 1000000)", "(iota 300)"), ("(iota 100000)", "(iota 60)")],
-}
-
-
-def cells(path: Path) -> list[tuple[str, bool]]:
-    """(source, tagged raises-exception) of every code cell, with `SMALLER`'s replacements."""
-    notebook = json.loads(path.read_text(encoding="utf-8"))
-    out = [("".join(c["source"]), "raises-exception" in c["metadata"].get("tags", []))
-           for c in notebook["cells"] if c["cell_type"] == "code"]
-    for text, small in SMALLER.get(path.name, []):
-        assert any(text in source for source, _ in out), f"{path.name} has no {text!r}"
-        out = [(source.replace(text, small), tagged) for source, tagged in out]
-    return out
+from notebook_inputs import SMALLER, cells  # noqa: E402,F401  (tests/ is on the path)
 
 
 def outcome(session, source: str, name: str, cuda: bool) -> list:

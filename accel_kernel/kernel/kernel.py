@@ -14,16 +14,27 @@ anything runs, and if any line fails the session is put back as it was before th
 
 Interrupts: during a cell a SIGINT handler sets `session.cancel`, so the evaluator stops with
 `errors.Interrupted` at its next check (kernelspec `interrupt_mode: signal`).
+
+While a cell runs: its work runs on a cell thread and `do_execute` awaits in short steps, so
+ipykernel handles comm messages during the cell (a widget's click); a sequence running for
+`dashboard_after` seconds, or a `%dashboard` line, shows the live dashboard
+(`viz/dashboard.py`), displayed from here and updated by its own thread; at the end of the cell
+its final summary replaces it (`update_display_data`). docs/kernel.md has the details.
 """
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import contextvars
 import fnmatch
 import logging
 import re
 import signal
-from collections.abc import Iterator
-from dataclasses import dataclass
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 # Importing ipykernel.ipkernel makes `comm.create_comm` / `comm.get_comm_manager` return
@@ -32,11 +43,15 @@ from typing import Any
 import ipykernel.ipkernel  # noqa: F401
 import comm
 from ipykernel.kernelbase import Kernel
+from traitlets import Float
 
 from ..boundary import internal_error
 from ..lang.errors import AccelError, InternalError
 from ..targets import DEFAULT_TARGET
 from . import display, magics
+
+POLL_SECONDS = 0.03       # do_execute's await between looks at the running cell
+DASHBOARD_WAIT = 10.0     # the most a `%dashboard` line waits for the dashboard to be shown
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_']*")
 _IDENT_CHAR = re.compile(r"[A-Za-z0-9_']")
@@ -97,6 +112,16 @@ class History:
         return []
 
 
+@dataclass
+class _LiveCell:
+    """The running cell's dashboard: `wanted` when the cell thread reached a `%dashboard`
+    line, `shown` (and `display_id`) once the main thread displayed it."""
+    board: Any
+    wanted: threading.Event = field(default_factory=threading.Event)
+    shown: threading.Event = field(default_factory=threading.Event)
+    display_id: str | None = None
+
+
 class AccelKernel(Kernel):
     implementation = "accel_kernel"
     implementation_version = _accel_version
@@ -116,6 +141,8 @@ class AccelKernel(Kernel):
               f"Cells run on the target {DEFAULT_TARGET} by default; %target lists the others.\n"
               "%help lists the meta-commands; Tab completes; Shift-Tab shows a type.")
     help_links: list[dict[str, str]] = []
+    dashboard_after = Float(1.0, help="seconds a sequence runs before the kernel shows its "
+                            "dashboard by itself").tag(config=True)
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -123,6 +150,7 @@ class AccelKernel(Kernel):
         self.accel = Session()
         self.python: dict[str, Any] = {}     # what `%%python` cells define besides data
         self.history = History()
+        self._live: _LiveCell | None = None        # the running cell's dashboard
         self._setup_comms()
 
     # ------------------------------------------------------------------ kernel_info
@@ -145,10 +173,14 @@ class AccelKernel(Kernel):
         self.comm_manager.register_target("jupyter.widget", _open_widget_comm)
         self.comm_manager.register_target("jupyter.widget.control", _open_widget_control_comm)
 
-    def display_data(self, data: dict[str, Any], metadata: dict[str, Any] | None = None) -> None:
-        """Show a mime bundle (e.g. a widget's `_repr_mimebundle_()`) in the current cell."""
-        self.send_response(self.iopub_socket, "display_data",
-                           {"data": data, "metadata": metadata or {}, "transient": {}})
+    def display_data(self, data: dict[str, Any], metadata: dict[str, Any] | None = None,
+                     display_id: str | None = None, update: bool = False) -> None:
+        """Show a mime bundle (e.g. a widget's `_repr_mimebundle_()`) in the current cell;
+        with `update`, replace the one shown earlier with the same `display_id`."""
+        transient = {"display_id": display_id} if display_id is not None else {}
+        self.send_response(self.iopub_socket,
+                           "update_display_data" if update else "display_data",
+                           {"data": data, "metadata": metadata or {}, "transient": transient})
 
     # ------------------------------------------------------------------ execute
 
@@ -161,7 +193,10 @@ class AccelKernel(Kernel):
         error: dict[str, Any] | None = None
         try:
             with self._cancel_on_sigint():
-                output = self._run_cell(code, name, silent)
+                if code.startswith("%%"):   # `%%python`: Python code, which only a
+                    output = self._run_cell(code, name, silent)   # KeyboardInterrupt here stops
+                else:
+                    output = await self._run_cell_live(code, name, silent)
         except InternalError as err:           # our bug, caught at the session's boundary
             (self.log or logging.getLogger(__name__)).error(
                 "internal error in %s:\n%s", name, err.details)
@@ -186,6 +221,55 @@ class AccelKernel(Kernel):
         return {"status": "ok", "execution_count": count, "payload": [],
                 "user_expressions": self._user_expressions(user_expressions or {})}
 
+    async def _run_cell_live(self, code: str, name: str, silent: bool) -> str | None:
+        """`_run_cell` on the cell thread while this coroutine awaits in short steps, so that
+        ipykernel handles comm messages (a dashboard's Cancel click) during the cell. The
+        thread runs in a copy of this context: what it sends has the cell's parent header.
+        The dashboard is shown from here (never from a thread): when the cell reaches a
+        `%dashboard` line (the cell thread waits until it is shown, so outputs stay in the
+        order of the lines), or when a sequence has run for `dashboard_after` seconds."""
+        from ..viz.dashboard import Dashboard
+        live = None if silent else _LiveCell(Dashboard(cancel=self.accel.cancel.set))
+        unsubscribe = self.accel.events.subscribe(live.board.receive) if live else None
+        self._live = live
+        work = _on_cell_thread(self._run_cell, code, name, silent)
+        try:
+            while not work.done():
+                await asyncio.wait([work], timeout=POLL_SECONDS)
+                if live is not None and live.display_id is None and (
+                        live.wanted.is_set() or live.board.poll().running_for(
+                            time.perf_counter()) >= self.dashboard_after):
+                    self._show_dashboard(live)
+            return work.result()
+        except BaseException:
+            if not work.done():           # we were stopped: stop the cell too, then wait
+                self.accel.cancel.set()
+                await asyncio.wait([work])
+            raise
+        finally:
+            self._live = None
+            if unsubscribe is not None:
+                unsubscribe()
+            if live is not None and live.display_id is not None:
+                live.board.stop()         # its last update, then the final static copy
+                self.display_data(live.board.bundle(), display_id=live.display_id,
+                                  update=True)
+
+    def _show_dashboard(self, live: "_LiveCell") -> None:
+        live.board.set_budget(self.accel.budget)
+        live.display_id = uuid.uuid4().hex
+        self.display_data(live.board.bundle(), display_id=live.display_id)
+        live.shown.set()
+
+    def _wait_for_dashboard(self) -> None:
+        """On the cell thread, at a `%dashboard` line: ask the awaiting loop to show the
+        dashboard, and wait until it has (a bounded wait: never a deadlock)."""
+        live = self._live
+        if live is None or live.display_id is not None:
+            return
+        live.wanted.set()
+        live.shown.wait(timeout=DASHBOARD_WAIT)
+
     def _run_cell(self, code: str, name: str, silent: bool) -> str | None:
         """Run the segments of a cell in order; returns the text/plain of its result."""
         segments = magics.split_cell(code)
@@ -207,6 +291,8 @@ class AccelKernel(Kernel):
             if segment.magic is not None:
                 context = magics.MagicContext(self.accel, name, segment.line, self.python)
                 out = magics.run_magic(segment.magic, context)
+                if out.dashboard and not silent:
+                    self._wait_for_dashboard()
                 if not silent:
                     for text in out.stdout:
                         self._send_stdout(text)
@@ -347,6 +433,34 @@ class AccelKernel(Kernel):
         else:
             history = [(e.session, e.line, e.input) for e in entries]
         return {"status": "ok", "history": history}
+
+
+def _on_cell_thread(fn: Callable[..., Any], *args: Any) -> asyncio.Future:
+    """`fn(*args)` on a new daemon thread (`accel-cell`: a kernel shutting down never waits
+    for it) in a copy of the current context (so what it sends has the cell's parent
+    header); its result or exception comes in the returned future."""
+    loop = asyncio.get_running_loop()
+    future = loop.create_future()
+    context = contextvars.copy_context()
+
+    def settle(result: Any, error: BaseException | None) -> None:
+        if future.cancelled():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
+
+    def run() -> None:
+        try:
+            result, error = context.run(fn, *args), None
+        except BaseException as err:       # handed to the awaiting coroutine
+            result, error = None, err
+        with contextlib.suppress(RuntimeError):     # the loop closed meanwhile
+            loop.call_soon_threadsafe(settle, result, error)
+
+    threading.Thread(target=run, name="accel-cell", daemon=True).start()
+    return future
 
 
 def _word_start(code: str, cursor: int) -> int:

@@ -10,15 +10,18 @@ A cell is one transaction: the kernel checks every `%` line's name (`check_magic
 running any line, and when a line fails it restores the session's globals and target as they
 were before the cell (`Session.snapshot`/`restore`), so nothing of a failed cell is kept.
 
-`%budget [SIZE|off]` shows or sets the session's device memory budget (`512MB`, `2GB`,
-`1.5GiB`: `runtime.budget.parse_size`): it bounds the device memory of the `cuda` target
-(`runtime/budget.py` evicts least recently used buffers to host memory past it); shown with
-each device pool's use. `%cudasim` runs the `cuda` target on numba's CUDA simulator where
-there is no GPU (`kernel/cudasim.py`). `%time` adds a line counting the
-runtime's events of its run.
+`%budget [SIZE|off]` shows or sets the session's memory budget (`512MB`, `2GB`,
+`1.5GiB`: `runtime.budget.parse_size`): it bounds the bytes a sequence's chunk may hold on
+every target and the device memory of the `cuda` target (`runtime/budget.py` evicts least
+recently used buffers to host memory past it); shown with each device pool's use.
+`%schedule [adaptive|fixed N]` shows or sets how sequences choose their chunk sizes
+(`session.schedule`, `runtime/scheduler.py`). `%dashboard` makes the kernel show the cell's
+live dashboard there (`MagicOutput.dashboard`). `%cudasim` runs
+the `cuda` target on numba's CUDA simulator where there is no GPU (`kernel/cudasim.py`).
+`%time` adds a line counting the runtime's events of its run.
 
 Errors: an unknown or misused meta-command raises `MagicError` (ename `MagicError`); a
-meta-command that a later issue brings (`LATER`: `%dashboard`) raises `NotImplementedError`
+meta-command that a later issue brings (`LATER`, empty now) raises `NotImplementedError`
 naming the feature, and `%help` does not list it; `%time`, `%stages`, `%show` and `%step` let
 the `AccelError` of their expression through.
 
@@ -88,6 +91,7 @@ class MagicOutput:
     stdout: list[str] = field(default_factory=list)
     displays: list[dict[str, Any]] = field(default_factory=list)
     metadata: list[dict[str, Any]] = field(default_factory=list)
+    dashboard: bool = False        # `%dashboard`: the kernel shows the cell's dashboard now
 
     def show(self, data: dict[str, Any], metadata: dict[str, Any] | None = None) -> None:
         self.metadata.extend({} for _ in range(len(self.displays) - len(self.metadata)))
@@ -241,6 +245,24 @@ def _budget(ctx: MagicContext, args: str) -> MagicOutput:
     return MagicOutput(stdout=["\n".join(lines) + "\n"])
 
 
+def _dashboard(ctx: MagicContext, args: str) -> MagicOutput:
+    """`%dashboard`: the kernel shows the cell's live dashboard here (`MagicOutput.dashboard`)."""
+    _no_args("dashboard", args)
+    return MagicOutput(dashboard=True)
+
+
+def _schedule(ctx: MagicContext, args: str) -> MagicOutput:
+    """`%schedule` shows how sequences choose their chunk sizes; `%schedule adaptive` or
+    `%schedule fixed N` sets it (`runtime.scheduler.Scheduler.parse`)."""
+    session = ctx.session
+    if args:
+        try:
+            session.set_schedule(args)
+        except ValueError as err:
+            raise MagicError(f"{err}\n{MAGICS['schedule'].usage}") from None
+    return MagicOutput(stdout=[f"schedule: {session.schedule.describe()}\n"])
+
+
 def _cudasim(ctx: MagicContext, args: str) -> MagicOutput:
     """`%cudasim`: the `cuda` target on numba's CUDA simulator where there is no GPU."""
     _no_args("cudasim", args)
@@ -248,8 +270,14 @@ def _cudasim(ctx: MagicContext, args: str) -> MagicOutput:
     return MagicOutput(stdout=[simulate_without_gpu() + "\n"])
 
 
-BUDGET_BOUNDS = ("it bounds the device memory of the `cuda` target (past it the least recently "
-                 "used buffers move to host memory, and come back when used)")
+BUDGET_BOUNDS = ("it bounds the bytes a sequence's chunk may hold on every target (`cpu`, "
+                 "`numpy`, `cuda`: the scheduler keeps chunks under it) and the device memory "
+                 "of the `cuda` target (past it the least recently used buffers move to host "
+                 "memory, and come back when used)")
+SCHEDULE_RULES = ("    adaptive: the first step runs one element; the chunk grows while "
+                  "utilisation is below 80%,\n    then grows while time per element falls and "
+                  "shrinks when it rises (thesis 5.4)\n"
+                  "    fixed N: every step runs N elements (for comparison)\n")
 
 
 def _seconds(t: float) -> str:
@@ -444,7 +472,7 @@ def _python_details() -> str:
 
 
 # meta-commands that arrive with later issues: they answer so, and %help does not list them
-LATER = {"dashboard": "%dashboard is not available yet: it arrives with the runtime dashboard"}
+LATER: dict[str, str] = {}
 
 
 MAGICS: dict[str, Magic] = {m.name: m for m in [
@@ -462,8 +490,14 @@ MAGICS: dict[str, Magic] = {m.name: m for m in [
     Magic("step", "%step STAGE [NAME|EXPR]",
           "a slider over a stage's rewrite steps", _step, _stage_details),
     Magic("budget", "%budget [SIZE|off]",
-          "show or set the cuda target's device memory budget, e.g. %budget 512MB", _budget,
+          "show or set the memory budget (sequence chunks, cuda device memory), "
+          "e.g. %budget 512MB", _budget,
           lambda: f"    SIZE: {SIZE_FORMS[len('a size: '):]}\n    {BUDGET_BOUNDS}\n"),
+    Magic("dashboard", "%dashboard", "show this cell's live dashboard at once (sequences: "
+          "progress, chunk sizes, memory, Cancel)", _dashboard),
+    Magic("schedule", "%schedule [adaptive|fixed N]",
+          "show or set how sequences choose their chunk sizes", _schedule,
+          lambda: SCHEDULE_RULES),
     Magic("cudasim", "%cudasim", "where there is no GPU, run the cuda target on numba's CUDA "
           "simulator (before the first cuda cell)", _cudasim),
     Magic("load", "%load NAME PATH [KEY]", "bind NAME to data from .npy/.npz/.json/.parquet",

@@ -12,6 +12,10 @@ many bytes the step held.
         ...                                   # run the body on [start, start + count)
         run.done(seconds=..., nbytes=...)     # what the step measured
 
+A step refused memory before it ran (`OutOfMemory`, e.g. the segment descriptor of a chunk
+whose inner loops would be billions long) is tried again with half its elements, and no
+later step is larger (`shrink`): so a sequence without a budget still fits the machine.
+
 The ceiling on a chunk's bytes: half the budget (`%budget`; the other half is for the
 consumer's result and the inputs), else `DEFAULT_CHUNK_BYTES`. With a budget, a sequence
 whose single element holds more than the ceiling is the accel error `OutOfMemory`.
@@ -61,6 +65,7 @@ class SequenceRun:
         self.began = time.perf_counter()
         self._step_began = self.began
         self._count = 0
+        self.limit = 1 << 62                # the largest step the memory allowed so far
         self.outcome = "error"
         self.events.emit(E.SeqBegin(self.number, length, self.scheduler.describe(),
                                     self.ceiling if self.budget is not None else None,
@@ -68,11 +73,17 @@ class SequenceRun:
 
     def __iter__(self) -> Iterator[tuple[int, int]]:
         while self.length is None or self.start < self.length:
-            count = self.scheduler.next_size()
+            count = min(self.scheduler.next_size(), self.limit)
             if self.length is not None:
                 count = min(count, self.length - self.start)
             self._count = count
             yield self.start, count
+
+    def shrink(self, count: int) -> int:
+        """A step of `count` elements was refused memory before it ran (`OutOfMemory`): it
+        is tried again with half, and no later step is larger (the `limit`)."""
+        self.limit = self._count = max(1, count // 2)
+        return self.limit
 
     def done(self, seconds: float, nbytes: int, elements: int | None = None) -> None:
         """The step ran `elements` (default: the chunk's size) in `seconds` of computation,
@@ -134,6 +145,16 @@ class HostStream:
                                   f"{type(error).__name__}: {error}") from None
         self.taken += len(rows)
         return rows
+
+    def unread(self, rows: list[Any]) -> None:
+        """Give back rows taken but not used (a step tried again with fewer)."""
+        self._pending[:0] = rows
+        self.taken -= len(rows)
+
+    def __iter__(self) -> Iterator[Any]:
+        """Every row left (the interpreter reads a sequence whole)."""
+        while rows := self.take(1024):
+            yield from rows
 
     def started(self) -> bool:
         """Whether an earlier run took rows from it (it cannot be streamed again)."""

@@ -25,7 +25,11 @@ from .values import DTYPES, FlatValue, Segs, rep_of_value, to_flat
 
 
 def flat_from_python(obj: Any, t: T.Type) -> FlatValue:
-    """The flat value of a Python argument of accel type `t` (TypeError if it does not fit)."""
+    """The flat value of a Python argument of accel type `t` (TypeError if it does not fit;
+    a Python iterable for a sequence stays one, pulled as the sequence runs)."""
+    from ...runtime.sequences import HostStream
+    if isinstance(obj, HostStream):
+        return obj
     if isinstance(t, T.Array) and isinstance(obj, np.ndarray):
         inner = _innermost(t)
         if isinstance(inner, T.Scalar) and obj.ndim == T.array_rank(t):

@@ -27,7 +27,7 @@ from ...ir import flat as F
 from ...ir.assert_message import format_message
 from ...lang import types as T
 from ...lang.errors import (AccelError, AccelIndexError, DivisionByZero, Interrupted,
-                           SizeError, StreamError)
+                           OutOfMemory, SizeError, StreamError)
 from ...runtime.cancel import CancelToken
 from ...runtime.memory import Memory, check_allocation
 from ...runtime.sequences import HostStream, SequenceRun, release_pages
@@ -477,18 +477,27 @@ class Executor:
         try:
             for start, count in run:
                 self._tick(stmt)
-                chunks = [self.seq_rows(v, start, count, chunk.rep)
-                          for v, (_, chunk) in zip(sources, op.streams)]
-                count = _chunk_rows(chunks, count, start, length, stmt.span)
+                raw = [self.seq_pull(v, start, count) for v in sources]
+                count = _chunk_rows(raw, count, start, length, stmt.span)
                 if count == 0:                          # the Python iterables ended
                     break
-                scope = {op.start.name: make_scalar("i64", start),
-                         op.count.name: make_scalar("i64", count),
-                         **{p.name: v for p, v in zip(op.params, state)},
-                         **{chunk.name: c for (_, chunk), c in zip(op.streams, chunks)}}
-                held: list[int] = []
-                began = time.perf_counter()
-                out = self.block(op.body, scope, held)
+                while True:
+                    chunks = [self.seq_chunk(r, v, chunk.rep)
+                              for r, v, (_, chunk) in zip(raw, sources, op.streams)]
+                    scope = {op.start.name: make_scalar("i64", start),
+                             op.count.name: make_scalar("i64", count),
+                             **{p.name: v for p, v in zip(op.params, state)},
+                             **{chunk.name: c for (_, chunk), c in zip(op.streams, chunks)}}
+                    held: list[int] = []
+                    began = time.perf_counter()
+                    try:
+                        out = self.block(op.body, scope, held)
+                        break
+                    except OutOfMemory:            # refused before it was made: try half
+                        if count == 1:
+                            raise
+                        count = run.shrink(count)
+                        raw = [self.seq_unpull(v, r, count) for v, r in zip(sources, raw)]
                 seconds = time.perf_counter() - began
                 state = [self.coerce(v, p.rep) for v, p in zip(out, op.params)]
                 for parts, value in zip(appended, out[len(op.params):]):
@@ -499,18 +508,34 @@ class Executor:
             _no_rows_left(sources, run.start, stmt.span)
         except BaseException as error:
             run.finish("cancelled" if isinstance(error, Interrupted) else "error")
+            if isinstance(error, AccelError) and error.span is None:
+                error.span = stmt.span         # the runtime's own errors: at the consumer
             raise
         run.finish("done")
         results = state + [self.seq_concat(parts, rep) for parts, rep in
                            zip(appended, [t.rep for t in stmt.targets[len(op.params):]])]
         return results[0] if len(results) == 1 else tuple(results)
 
-    def seq_rows(self, value: Any, start: int, count: int, rep: F.Rep) -> Any:
-        """A streamed value's rows [start, start + count) (a host iterable's next rows)."""
+    def seq_pull(self, value: Any, start: int, count: int) -> Any:
+        """A streamed value's rows [start, start + count): a view of an array's rows, or the
+        next rows of a Python iterable (a list, fewer when it ends)."""
+        if isinstance(value, HostStream):
+            return value.take(count)
+        return slice_rows(value, start, start + count)
+
+    def seq_unpull(self, value: Any, rows: Any, count: int) -> Any:
+        """The first `count` of the rows pulled; a Python iterable gets the others back."""
+        if isinstance(value, HostStream):
+            value.unread(rows[count:])
+            return rows[:count]
+        return slice_rows(rows, 0, count)
+
+    def seq_chunk(self, rows: Any, value: Any, rep: F.Rep) -> Any:
+        """The chunk's value of representation `rep` (a Python iterable's rows converted)."""
         if isinstance(value, HostStream):
             from .boundary import rows_to_flat
-            return self.coerce(rows_to_flat(value.take(count), value.elem_type), rep)
-        return slice_rows(value, start, start + count)
+            return self.coerce(rows_to_flat(rows, value.elem_type), rep)
+        return rows
 
     def seq_concat(self, parts: list[Any], rep: F.Rep) -> Any:
         """The appended parts of every step, in order, as one value of `rep`."""
@@ -547,7 +572,7 @@ def _chunk_rows(chunks: list[Any], count: int, start: int, total: int | None,
                 span: Any) -> int:
     """The rows of a step's chunks (fewer than asked when Python iterables end: then all
     must end together, and where the length is known, not before it)."""
-    rows = {length(c) for c in chunks} or {count}
+    rows = {len(c) if isinstance(c, list) else length(c) for c in chunks} or {count}
     if len(rows) > 1:
         raise _lengths_differ(start + min(rows), start + max(rows), span)
     got = rows.pop()

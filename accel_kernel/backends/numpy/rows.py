@@ -15,6 +15,7 @@ import numpy as np
 from ...ir.flat import Regular, Rep, ScalarRep, Segmented, TupleRep
 from ...lang.errors import AccelIndexError, SizeError
 from ...lang.source import Span
+from ...runtime.sequences import HostStream
 from .values import DTYPES, FlatValue, Segs
 
 
@@ -174,7 +175,10 @@ def as_regular(value: Segs | np.ndarray) -> np.ndarray | None:
 
 def coerce(value: Any, rep: Rep) -> Any:
     """`value` in representation `rep` where it is another form of the same array (a regular
-    array as segments, equal segments as a regular array, a 0-d array as a scalar)."""
+    array as segments, equal segments as a regular array, a 0-d array as a scalar). A
+    Python iterable streamed into a sequence stays as it is (its chunks are coerced)."""
+    if isinstance(value, HostStream):
+        return value
     if isinstance(rep, TupleRep):
         if isinstance(value, Segs) and isinstance(value.values, tuple):
             value = tuple(Segs(value.offsets, v) for v in value.values)

@@ -1,0 +1,631 @@
+"""The live dashboard of a cell that runs sequences (`%dashboard`, or shown by the kernel when
+a sequence has run for about a second): what the runtime's events (`runtime/events.py`) say,
+drawn while the cell runs, and a Cancel button.
+
+Three layers:
+
+- a pure model: `DashboardState` (frozen) and `fold(state, event) -> state` over the event
+  records (`SeqBegin`, `Step`, `SeqEnd`, `Launch`, `Alloc`/`Free`/`Evict`/`Reupload`). It keeps
+  the per-step series (at most `MAX_POINTS` points: past that every other point is dropped
+  and later steps are sampled more sparsely), the recent launches, and the totals.
+- drawings and text: `line_plot` and `launch_timeline` (SVG as plain strings),
+  `summary_html` (the static copy: the plots and the totals) and `summary_text`.
+- `Dashboard`: the widget tree (ipywidgets imported only when it is built), the subscriber
+  `receive` (it only puts the event into a queue: the executing thread never blocks and never
+  touches a widget), and ONE updater thread that every `INTERVAL` seconds drains the queue,
+  folds, and sets the widgets' traits; `stop()` makes it do one last update and end.
+  `bundle()` is what the kernel displays: the widget view, a `text/html` static copy and
+  `text/plain` (the scheme of `viz/widgets.py`); at the end of the cell the kernel sends
+  `bundle()` again as `update_display_data`, so the saved notebook holds the final summary.
+  The Cancel button calls the `cancel` function it was given (the session's
+  `CancelToken.set`): the executor stops at its next step.
+
+Every widget carries a CSS class (`CSS_CLASSES`), so a browser test can find it.
+"""
+from __future__ import annotations
+
+import html
+import math
+import queue
+import threading
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Iterable, Sequence
+
+from ..runtime import events as ev
+from ..runtime.memory import format_bytes
+from .widgets import WIDGET_MIME
+
+MAX_POINTS = 400          # steps kept for the plots (the totals count every step)
+MAX_LAUNCHES = 300        # the most recent launches kept for the timeline
+INTERVAL = 0.075          # seconds between two updates of the widgets (about 13 Hz)
+
+# the CSS class of each part of the widget (docs/kernel.md lists them)
+CSS_CLASSES = {
+    "box": "accel-dashboard",
+    "status": "accel-dash-status",
+    "progress": "accel-dash-progress",
+    "elements": "accel-dash-elements",
+    "steps": "accel-dash-steps",
+    "chunk": "accel-dash-chunk",
+    "time": "accel-dash-time",
+    "utilisation": "accel-dash-utilisation",
+    "memory": "accel-dash-memory",
+    "evictions": "accel-dash-evictions",
+    "launches": "accel-dash-launches",
+    "cancel": "accel-dash-cancel",
+}
+
+
+# ---------------------------------------------------------------- the model
+
+@dataclass(frozen=True)
+class StepPoint:
+    """One step as plotted: `time` in seconds since the first event of the cell."""
+    sequence: int
+    step: int
+    time: float
+    elements: int
+    time_per_element: float
+    utilisation: float
+    nbytes: int
+
+
+@dataclass(frozen=True)
+class LaunchMark:
+    """One kernel launch on the timeline: `time` its start, seconds since the first event."""
+    time: float
+    seconds: float
+    name: str
+    device: str
+    elements: int
+
+
+@dataclass(frozen=True)
+class DashboardState:
+    """What the events of one cell said so far. Counts and sums cover every event; `points`
+    and `launches` are bounded samples for drawing."""
+    budget: int | None = None            # the session's memory budget when the cell began
+    origin: float | None = None          # `time` of the first event
+    last_time: float = 0.0               # seconds since origin of the latest event
+    # the current (or last) sequence
+    sequence: int | None = None
+    running: bool = False
+    began: float | None = None           # `time` of its SeqBegin (perf_counter seconds)
+    length: int | None = None
+    policy: str = ""
+    ceiling: int | None = None
+    target: str = ""
+    line: int = 0
+    done: int = 0                        # its elements done
+    steps: int = 0                       # its steps
+    chunk: int = 0                       # its last step's elements
+    next_size: int = 0
+    rule: str = ""
+    time_per_element: float = 0.0
+    utilisation: float = 0.0
+    chunk_bytes: int = 0
+    outcome: str = ""                    # of the last SeqEnd: done, cancelled, error
+    cancel_clicked: int | None = None    # the steps done when Cancel was clicked
+    # every sequence of the cell
+    sequences: int = 0
+    total_elements: int = 0
+    total_steps: int = 0
+    total_seconds: float = 0.0           # computation
+    total_wall: float = 0.0
+    peak_chunk_bytes: int = 0
+    points: tuple[StepPoint, ...] = ()
+    stride: int = 1                      # the n-th step is kept when n % stride == 0
+    # runtime
+    launch_count: int = 0
+    launch_seconds: float = 0.0
+    launches: tuple[LaunchMark, ...] = ()
+    devices: tuple[tuple[str, int], ...] = ()       # device -> bytes in use, in first-seen order
+    device_peak: int = 0
+    evictions: int = 0
+    evicted_bytes: int = 0
+
+    @property
+    def device_in_use(self) -> int:
+        return sum(in_use for _, in_use in self.devices)
+
+    def running_for(self, now: float) -> float:
+        """Seconds the running sequence has run at `now` (perf_counter); 0 when none runs."""
+        return now - self.began if self.running and self.began is not None else 0.0
+
+
+def fold(state: DashboardState, event: ev.Event) -> DashboardState:
+    """The state after one more event (unknown kinds only move the clock)."""
+    origin = state.origin if state.origin is not None else event.time
+    state = replace(state, origin=origin, last_time=max(state.last_time, event.time - origin))
+    rule = _RULES.get(event.kind)
+    return rule(state, event) if rule is not None else state
+
+
+def fold_all(state: DashboardState, events: Iterable[ev.Event]) -> DashboardState:
+    for event in events:
+        state = fold(state, event)
+    return state
+
+
+def _seq_begin(state: DashboardState, event: ev.SeqBegin) -> DashboardState:
+    return replace(state, sequence=event.sequence, running=True, began=event.time,
+                   length=event.length, policy=event.policy, ceiling=event.ceiling,
+                   target=event.target, line=event.line, done=0, steps=0, chunk=0,
+                   next_size=1, rule="", time_per_element=0.0, utilisation=0.0,
+                   chunk_bytes=0, outcome="", sequences=state.sequences + 1)
+
+
+def _step(state: DashboardState, event: ev.Step) -> DashboardState:
+    total_steps = state.total_steps + 1
+    points, stride = state.points, state.stride
+    if total_steps % stride == 0:
+        point = StepPoint(event.sequence, event.step, event.time - (state.origin or 0.0),
+                          event.elements, event.time_per_element, event.utilisation,
+                          event.nbytes)
+        points = points + (point,)
+        if len(points) > MAX_POINTS:          # keep every other one, sample half as often
+            points, stride = points[1::2], stride * 2
+    return replace(state, sequence=event.sequence, done=event.start + event.elements,
+                   steps=state.steps + 1, chunk=event.elements, next_size=event.next_size,
+                   rule=event.rule, time_per_element=event.time_per_element,
+                   utilisation=event.utilisation, chunk_bytes=event.nbytes,
+                   total_elements=state.total_elements + event.elements,
+                   total_steps=total_steps,
+                   total_seconds=state.total_seconds + event.seconds,
+                   total_wall=state.total_wall + event.wall,
+                   peak_chunk_bytes=max(state.peak_chunk_bytes, event.nbytes),
+                   points=points, stride=stride)
+
+
+def _seq_end(state: DashboardState, event: ev.SeqEnd) -> DashboardState:
+    return replace(state, sequence=event.sequence, running=False, outcome=event.outcome,
+                   done=max(state.done, event.elements) if event.outcome == "done"
+                   else state.done)
+
+
+def _launch(state: DashboardState, event: ev.Launch) -> DashboardState:
+    start = event.time - event.seconds - (state.origin or 0.0)
+    mark = LaunchMark(start, event.seconds, event.name, event.device, event.elements)
+    return replace(state, launch_count=state.launch_count + 1,
+                   launch_seconds=state.launch_seconds + event.seconds,
+                   launches=(state.launches + (mark,))[-MAX_LAUNCHES:])
+
+
+def _in_use(state: DashboardState, event: Any) -> DashboardState:
+    devices = dict(state.devices)
+    devices[event.device] = event.in_use
+    new = replace(state, devices=tuple(devices.items()))
+    return replace(new, device_peak=max(state.device_peak, new.device_in_use))
+
+
+def _evict(state: DashboardState, event: ev.Evict) -> DashboardState:
+    state = _in_use(state, event)
+    return replace(state, evictions=state.evictions + 1,
+                   evicted_bytes=state.evicted_bytes + event.nbytes)
+
+
+_RULES: dict[str, Callable[[DashboardState, Any], DashboardState]] = {
+    ev.SeqBegin.kind: _seq_begin, ev.Step.kind: _step, ev.SeqEnd.kind: _seq_end,
+    ev.Launch.kind: _launch, ev.Alloc.kind: _in_use, ev.Free.kind: _in_use,
+    ev.Reupload.kind: _in_use, ev.Evict.kind: _evict,
+}
+
+
+# ---------------------------------------------------------------- words and numbers
+
+def count(n: int) -> str:
+    return f"{n:,}"
+
+
+def seconds_text(t: float) -> str:
+    if t <= 0:
+        return "0 s"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if t >= scale:
+            return f"{t / scale:.3g} {unit}"
+    return f"{t / 1e-9:.3g} ns"
+
+
+def status_text(state: DashboardState) -> str:
+    """One line: which sequence, how far, and how it ended."""
+    if state.sequence is None:
+        return "no sequence has run in this cell"
+    where = ", ".join(filter(None, [state.target, state.policy]))
+    head = f"sequence {state.sequence}" + (f" ({where})" if where else "")
+    if state.line:
+        head += f" at line {state.line}"
+    clicked = (f" (Cancel clicked after step {state.cancel_clicked})"
+               if state.cancel_clicked is not None else "")
+    if state.running:
+        return f"{head}: running, step {state.steps}, chunk {count(state.chunk)}{clicked}"
+    ending = {"done": "done", "cancelled": "cancelled", "error": "stopped by an error"}
+    return (f"{head}: {ending.get(state.outcome, state.outcome)} after {state.steps} steps"
+            + clicked)
+
+
+def elements_text(state: DashboardState) -> str:
+    of = f" of {count(state.length)}" if state.length is not None else ""
+    return f"{count(state.done)}{of} elements"
+
+
+def progress_fraction(state: DashboardState) -> float | None:
+    """Elements done of the total, 0..1; None when the total is unknown."""
+    if state.length is None:
+        return None
+    if state.length == 0:
+        return 1.0 if state.sequence is not None and not state.running else 0.0
+    return min(1.0, state.done / state.length)
+
+
+def memory_text(state: DashboardState) -> str:
+    parts = [f"host: chunk {format_bytes(state.chunk_bytes)} "
+             f"(peak {format_bytes(state.peak_chunk_bytes)})"
+             + (f" of {format_bytes(state.ceiling)} a chunk may hold"
+                if state.ceiling is not None else "")]
+    if state.devices:
+        budget = f" of {format_bytes(state.budget)}" if state.budget is not None else ""
+        parts.append(f"device: {format_bytes(state.device_in_use)}{budget} in use "
+                     f"(peak {format_bytes(state.device_peak)})")
+    return "; ".join(parts)
+
+
+def evictions_text(state: DashboardState) -> str:
+    if not state.evictions:
+        return "evictions: 0"
+    return f"evictions: {state.evictions} ({format_bytes(state.evicted_bytes)})"
+
+
+def launches_text(state: DashboardState) -> str:
+    return (f"launches: {count(state.launch_count)} "
+            f"({seconds_text(state.launch_seconds)} in kernels)")
+
+
+def totals(state: DashboardState) -> list[tuple[str, str]]:
+    """The totals of the cell as (label, value) rows."""
+    per_element = state.total_seconds / state.total_elements if state.total_elements else 0.0
+    utilisation = state.total_seconds / state.total_wall if state.total_wall else 0.0
+    rows = [("sequences", str(state.sequences)),
+            ("elements", count(state.total_elements)),
+            ("steps", count(state.total_steps)),
+            ("last chunk", count(state.chunk)),
+            ("computation", seconds_text(state.total_seconds)),
+            ("wall", seconds_text(state.total_wall)),
+            ("time per element", seconds_text(per_element)),
+            ("utilisation", f"{utilisation:.0%}"),
+            ("peak chunk bytes", format_bytes(state.peak_chunk_bytes)),
+            ("kernel launches", count(state.launch_count))]
+    if state.devices:
+        rows.append(("peak device memory", format_bytes(state.device_peak)))
+    if state.evictions:
+        rows.append(("evictions", f"{state.evictions} ({format_bytes(state.evicted_bytes)})"))
+    return rows
+
+
+def summary_text(state: DashboardState) -> str:
+    lines = [status_text(state)]
+    if state.sequence is not None:
+        lines += [f"  {label}: {value}" for label, value in totals(state)]
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------- SVG
+
+PLOT_WIDTH, PLOT_HEIGHT = 300, 110
+_MARGIN_LEFT, _MARGIN_RIGHT, _MARGIN_TOP, _MARGIN_BOTTOM = 52, 8, 18, 16
+
+
+def _e(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+def _svg(width: int, height: int, body: str, css_class: str) -> str:
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="{css_class}" width="{width}" '
+            f'height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" '
+            f'font-size="10">{body}</svg>')
+
+
+def line_plot(xs: Sequence[float], ys: Sequence[float], title: str, *, log: bool = False,
+              label: Callable[[float], str] = lambda v: f"{v:.3g}",
+              width: int = PLOT_WIDTH, height: int = PLOT_HEIGHT,
+              css_class: str = "accel-plot") -> str:
+    """A small line plot (one polyline, the y range's two ends labelled; `log`: a log10 y
+    axis, for chunk sizes that double). An empty series draws the axes and "no data"."""
+    left, right = _MARGIN_LEFT, width - _MARGIN_RIGHT
+    top, bottom = _MARGIN_TOP, height - _MARGIN_BOTTOM
+    parts = [f'<text x="{left}" y="12" font-weight="bold">{_e(title)}</text>',
+             f'<line x1="{left}" y1="{top}" x2="{left}" y2="{bottom}" stroke="#999"/>',
+             f'<line x1="{left}" y1="{bottom}" x2="{right}" y2="{bottom}" stroke="#999"/>']
+    pairs = [(x, y) for x, y in zip(xs, ys)
+             if math.isfinite(x) and math.isfinite(y) and (y > 0 or not log)]
+    if not pairs:
+        parts.append(f'<text x="{(left + right) / 2}" y="{(top + bottom) / 2}" '
+                     f'text-anchor="middle" fill="#999">no data</text>')
+        return _svg(width, height, "".join(parts), css_class)
+
+    def scale(y: float) -> float:
+        return math.log10(y) if log else y
+    x_low, x_high = min(x for x, _ in pairs), max(x for x, _ in pairs)
+    y_low, y_high = min(y for _, y in pairs), max(y for _, y in pairs)
+    s_low, s_high = scale(y_low), scale(y_high)
+    if s_high == s_low:
+        s_low, s_high = s_low - 1, s_high + 1
+    x_span = (x_high - x_low) or 1.0
+    points = " ".join(f"{left + (x - x_low) / x_span * (right - left):.1f},"
+                      f"{bottom - (scale(y) - s_low) / (s_high - s_low) * (bottom - top):.1f}"
+                      for x, y in pairs)
+    parts += [f'<polyline fill="none" stroke="#1f77b4" stroke-width="1.5" points="{points}"/>',
+              f'<text x="{left - 3}" y="{top + 4}" text-anchor="end">{_e(label(y_high))}</text>',
+              f'<text x="{left - 3}" y="{bottom}" text-anchor="end">{_e(label(y_low))}</text>',
+              f'<text x="{right}" y="{height - 3}" text-anchor="end" fill="#666">'
+              f'{_e(f"{len(pairs)} points" + (", log scale" if log else ""))}</text>']
+    return _svg(width, height, "".join(parts), css_class)
+
+
+def chunk_plot(state: DashboardState) -> str:
+    return line_plot([p.step for p in state.points] if _one_sequence(state)
+                     else range(len(state.points)),
+                     [p.elements for p in state.points], "chunk size (elements) by step",
+                     log=True, label=lambda v: count(int(v)), css_class="accel-plot-chunk")
+
+
+def time_plot(state: DashboardState) -> str:
+    return line_plot([p.time for p in state.points], [p.time_per_element for p in state.points],
+                     "time per element over time (s)", log=True, label=seconds_text,
+                     css_class="accel-plot-time")
+
+
+def utilisation_plot(state: DashboardState) -> str:
+    return line_plot([p.time for p in state.points], [p.utilisation for p in state.points],
+                     "utilisation over time (s)", label=lambda v: f"{v:.0%}",
+                     css_class="accel-plot-utilisation")
+
+
+def _one_sequence(state: DashboardState) -> bool:
+    return len({p.sequence for p in state.points}) <= 1
+
+
+def launch_timeline(launches: Sequence[LaunchMark], *, width: int = 2 * PLOT_WIDTH,
+                    rows: int = 6) -> str:
+    """The launches as bars on a time axis, one row per kernel name (the `rows - 1` most
+    launched names, the rest together in the last row)."""
+    if not launches:
+        return line_plot([], [], "kernel launches", width=width, height=40,
+                         css_class="accel-plot-launches")
+    by_name: dict[str, int] = {}
+    for mark in launches:
+        by_name[mark.name] = by_name.get(mark.name, 0) + 1
+    names = sorted(by_name, key=lambda n: -by_name[n])
+    if len(names) > rows:
+        names = names[:rows - 1] + ["(others)"]
+    row_of = {name: i for i, name in enumerate(names)}
+    row_height = 14
+    left, right, top = 120, width - _MARGIN_RIGHT, _MARGIN_TOP
+    height = top + row_height * len(names) + _MARGIN_BOTTOM
+    start = min(m.time for m in launches)
+    end = max(m.time + m.seconds for m in launches)
+    span = (end - start) or 1e-9
+    parts = [f'<text x="4" y="12" font-weight="bold">kernel launches '
+             f'(the last {len(launches)}, {_e(seconds_text(end - start))})</text>']
+    for name, row in row_of.items():
+        y = top + row * row_height
+        shown = name if len(name) <= 20 else name[:19] + "…"
+        parts.append(f'<text x="{left - 4}" y="{y + 10}" text-anchor="end">'
+                     f'<title>{_e(name)}</title>{_e(shown)}</text>')
+    for mark in launches:
+        row = row_of.get(mark.name, len(names) - 1)
+        x = left + (mark.time - start) / span * (right - left)
+        w = max(1.0, mark.seconds / span * (right - left))
+        parts.append(f'<rect x="{x:.1f}" y="{top + row * row_height + 2}" width="{w:.1f}" '
+                     f'height="{row_height - 4}" fill="#ff7f0e"><title>{_e(mark.name)} on '
+                     f'{_e(mark.device)}: {count(mark.elements)} elements, '
+                     f'{_e(seconds_text(mark.seconds))}</title></rect>')
+    return _svg(width, height, "".join(parts), "accel-plot-launches")
+
+
+# ---------------------------------------------------------------- the static copy
+
+_CSS = ("<style>.accel-dashboard-summary table{border-collapse:collapse;margin:4px 0}"
+        ".accel-dashboard-summary td{font-family:monospace;font-size:12px;padding:1px 8px;"
+        "text-align:left}.accel-dashboard-summary svg{margin:2px 8px 2px 0}</style>")
+
+
+def summary_html(state: DashboardState) -> str:
+    """The static copy: the status line, the totals, the plots (chunk size, time per element,
+    utilisation) and the launch timeline. What a saved notebook and nbconvert show."""
+    if state.sequence is None:
+        return (f'{_CSS}<div class="accel-dashboard-summary"><h4>accel dashboard</h4>'
+                f"<p>{_e(status_text(state))}"
+                + (f"; {_e(launches_text(state))}" if state.launch_count else "")
+                + "</p></div>")
+    rows = "".join(f"<tr><td>{_e(label)}</td><td>{_e(value)}</td></tr>"
+                   for label, value in totals(state))
+    return (f'{_CSS}<div class="accel-dashboard-summary"><h4>accel dashboard</h4>'
+            f"<p>{_e(status_text(state))}</p><table>{rows}</table>"
+            f"<div>{chunk_plot(state)}{time_plot(state)}{utilisation_plot(state)}</div>"
+            + (f"<div>{launch_timeline(state.launches)}</div>" if state.launches else "")
+            + "</div>")
+
+
+def summary_bundle(state: DashboardState) -> dict[str, str]:
+    return {"text/html": summary_html(state), "text/plain": summary_text(state)}
+
+
+# ---------------------------------------------------------------- the widget
+
+@dataclass
+class _Widgets:
+    """The parts of the widget tree that change."""
+    box: Any
+    status: Any
+    progress: Any
+    elements: Any
+    steps: Any
+    chunk: Any
+    time: Any
+    utilisation: Any
+    memory: Any
+    evictions: Any
+    launches: Any
+    cancel: Any
+
+
+def _build_widgets(on_cancel: Callable[[Any], None]) -> _Widgets:
+    """The widget tree, each part with its CSS class from the start (in its comm_open)."""
+    import ipywidgets as widgets
+
+    def part(name: str, kind: Any, **traits: Any) -> Any:
+        return kind(_dom_classes=(CSS_CLASSES[name],), **traits)
+
+    def label(name: str) -> Any:          # a Label set apart from its left neighbour
+        return part(name, widgets.Label, layout=widgets.Layout(margin="0 0 0 1.5em"))
+    parts = _Widgets(
+        box=None,
+        status=part("status", widgets.HTML),
+        progress=part("progress", widgets.FloatProgress, value=0.0, min=0.0, max=1.0,
+                      description="progress", layout=widgets.Layout(width="50%")),
+        elements=label("elements"),
+        steps=label("steps"),
+        chunk=part("chunk", widgets.HTML),
+        time=part("time", widgets.HTML),
+        utilisation=part("utilisation", widgets.HTML),
+        memory=label("memory"),
+        evictions=label("evictions"),
+        launches=part("launches", widgets.HTML),
+        cancel=part("cancel", widgets.Button, description="Cancel", button_style="danger",
+                    icon="stop", tooltip="stop the sequence at its next step; the cell then "
+                                         "changes no global"))
+    parts.cancel.on_click(on_cancel)
+    parts.box = part("box", widgets.VBox, children=[
+        parts.status,
+        widgets.HBox([parts.progress, parts.elements, parts.steps]),
+        widgets.HBox([parts.chunk, parts.time, parts.utilisation]),
+        widgets.HBox([parts.memory, parts.evictions]),
+        parts.launches,
+        parts.cancel])
+    return parts
+
+
+class Dashboard:
+    """One cell's dashboard. `receive` is the event subscriber (any thread, never blocks);
+    `poll()` folds what arrived; `bundle()` builds the widgets (call it from the thread that
+    displays them) and starts the updater thread; `stop()` ends it after a final update."""
+
+    def __init__(self, cancel: Callable[[], None], budget: int | None = None,
+                 interval: float = INTERVAL) -> None:
+        self._queue: queue.SimpleQueue[ev.Event] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._state = DashboardState(budget=budget)
+        self._cancel = cancel
+        self._interval = interval
+        self._widgets: _Widgets | None = None
+        self._shown: dict[str, Any] = {}     # what the widgets show now
+        self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()
+        self.cancel_requested = False
+
+    # the producer's side: the executing thread, never blocked
+    def receive(self, event: ev.Event) -> None:
+        self._queue.put(event)
+
+    def set_budget(self, budget: int | None) -> None:
+        """The session's memory budget (device memory is drawn against it)."""
+        with self._lock:
+            self._state = replace(self._state, budget=budget)
+
+    @property
+    def state(self) -> DashboardState:
+        return self._state
+
+    def poll(self) -> DashboardState:
+        """Fold every event that arrived; the new state."""
+        with self._lock:
+            state = self._state
+            while True:
+                try:
+                    event = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                state = fold(state, event)
+            self._state = state
+            return state
+
+    def bundle(self) -> dict[str, Any]:
+        """The mime bundle to display: the widget view (built, and its updater started, on the
+        first call), the static copy in `text/html` and `text/plain`."""
+        state = self.poll()
+        if self._widgets is None:
+            self._widgets = _build_widgets(self._on_cancel)
+            self._apply(state)
+            self._thread = threading.Thread(target=self._run, name="accel-dashboard",
+                                            daemon=True)
+            self._thread.start()
+        data = dict(self._widgets.box._repr_mimebundle_())
+        data.update(summary_bundle(state))
+        return data
+
+    def stop(self) -> None:
+        """End the updater thread after one last update (no-op when never shown)."""
+        self._stopping.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    # the updater thread
+    def _run(self) -> None:
+        while not self._stopping.wait(self._interval):
+            self._apply(self.poll())
+        self._apply(self.poll(), final=True)
+
+    def _on_cancel(self, _button: Any) -> None:
+        """The click (handled on the kernel's main thread): stop the sequence at its next
+        step, and note how many steps it had done (the summary says it, so a reader sees
+        that it stopped within one step)."""
+        if self._stopping.is_set():       # a dashboard of an earlier cell: its widget
+            return                        # lives on, its button must not stop a later cell
+        self.cancel_requested = True
+        self._cancel()
+        state = self.poll()
+        with self._lock:
+            if self._state.cancel_clicked is None:
+                self._state = replace(self._state, cancel_clicked=state.steps)
+
+    def _apply(self, state: DashboardState, final: bool = False) -> None:
+        """Set the traits whose value changed (an unchanged trait sends nothing)."""
+        parts = self._widgets
+        assert parts is not None
+        fraction = progress_fraction(state)
+        values: dict[str, Any] = {
+            "status": f"<b>accel dashboard</b>: {_e(status_text(state))}",
+            "progress": fraction if fraction is not None else 0.0,
+            "elements": elements_text(state),
+            "steps": f"steps: {state.total_steps}",
+            "memory": memory_text(state),
+            "evictions": evictions_text(state),
+        }
+        if self._shown.get("plotted") != (state.total_steps, state.launch_count):
+            values["plotted"] = (state.total_steps, state.launch_count)
+            values["chunk"] = chunk_plot(state)
+            values["time"] = time_plot(state)
+            values["utilisation"] = utilisation_plot(state)
+            values["launches"] = (f"{launch_timeline(state.launches)}"
+                                  f"<div>{_e(launches_text(state))}</div>"
+                                  if state.launch_count else "")
+        changed = {k: v for k, v in values.items() if self._shown.get(k) != v}
+        for name, value in changed.items():
+            if name != "plotted":
+                getattr(parts, name).value = value
+        self._shown.update(changed)
+        running = state.running and not final
+        if parts.cancel.disabled != (not running or self.cancel_requested):
+            parts.cancel.disabled = not running or self.cancel_requested
+        label = "Cancelling…" if self.cancel_requested and running else "Cancel"
+        if parts.cancel.description != label:
+            parts.cancel.description = label
+        style = "" if fraction is None and running else _bar_style(state, final)
+        if parts.progress.bar_style != style:
+            parts.progress.bar_style = style
+
+
+def _bar_style(state: DashboardState, final: bool) -> str:
+    if state.running and not final:
+        return "info"
+    return {"done": "success", "cancelled": "warning", "error": "danger"}.get(state.outcome, "")

@@ -1,0 +1,34 @@
+"""The code cells of the notebooks as the tests that compare targets with `interp` run them:
+the few cells made of large inputs on smaller ones (`interp` builds every element one by one,
+and numba's simulator runs a Python thread per GPU thread). `SMALLER` lists each replacement
+(each must still match its notebook)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+# notebook -> (text, its replacement): large inputs made small
+SMALLER: dict[str, list[tuple[str, str]]] = {
+    # the Pythagorean triples below 20 (five): the same kernels on a third of the elements
+    "00-tour.ipynb": [("x <- [1..<30], y <- [x..<30], z <- [y..<(x+y)], z < 30",
+                       "x <- [1..<20], y <- [x..<20], z <- [y..<(x+y)], z < 20")],
+    "04-fusion.ipynb": [("(iota 1000000)", "(iota 300)"), ("(iota 100000)", "(iota 60)")],
+    # sequences of millions of elements (interp runs them too): hundreds
+    "05-sequences.ipynb": [("(produce 10000000 (", "(produce 300 ("),
+                           ("(iota 200000)", "(iota 300)"), ("(iota 400000)", "(iota 3000)"),
+                           ("(produce 4000000 (", "(produce 200 ("),
+                           ("(produce 200000 (\\i -> iota (if i < 100000",
+                            "(produce 400 (\\i -> iota (if i < 200"),
+                           ("env[100]", "env[5]"), ("iota 2000000", "iota 200000")],
+}
+
+
+def cells(path: Path) -> list[tuple[str, bool]]:
+    """(source, tagged raises-exception) of every code cell, with `SMALLER`'s replacements."""
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    out = [("".join(c["source"]), "raises-exception" in c["metadata"].get("tags", []))
+           for c in notebook["cells"] if c["cell_type"] == "code"]
+    for text, small in SMALLER.get(path.name, []):
+        assert any(text in source for source, _ in out), f"{path.name} has no {text!r}"
+        out = [(source.replace(text, small), tagged) for source, tagged in out]
+    return out
