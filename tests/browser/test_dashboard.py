@@ -19,8 +19,6 @@ from __future__ import annotations
 import re
 import time
 
-import pytest
-
 from .lab import wait_for
 
 # 2e9 elements of up to 1000 multiplications each: far longer than the test waits
@@ -45,7 +43,6 @@ def values_shown(lab, index: int) -> tuple[str, str, str]:
             progress_bar(lab, index).get_attribute("style"))
 
 
-@pytest.mark.skip(reason="waits for the dashboard (branch dash) on main")
 def test_dashboard_updates_and_cancel_stops_the_sequence(lab):
     lab.write_notebook("dashboard.ipynb", [
         "%target cpu\n%schedule fixed 400000\nlet before = 7",
