@@ -149,11 +149,28 @@ class Lab:
         return self.cell(index).find_elements("css selector", ".jp-OutputArea-output")
 
     def output(self, index: int) -> str:
-        return "\n".join(output.text for output in self.outputs(index))
+        """The text of cell `index`'s outputs (read again while one is being redrawn)."""
+        from selenium.common.exceptions import StaleElementReferenceException
+        for _ in range(50):
+            try:
+                return "\n".join(output.text for output in self.outputs(index))
+            except StaleElementReferenceException:
+                time.sleep(0.1)
+        raise AssertionError(f"cell {index}'s outputs kept changing")
 
     def within(self, index: int, css: str) -> list:
         """The elements matching `css` in cell `index`'s outputs."""
         return self.cell(index).find_elements("css selector", f".jp-OutputArea {css}")
+
+    def text(self, index: int, css: str) -> str:
+        """The text of the first element matching `css` in cell `index`'s outputs; "" while
+        there is none (a widget being drawn or redrawn)."""
+        from selenium.common.exceptions import StaleElementReferenceException
+        try:
+            found = self.within(index, css)
+            return found[0].text if found else ""
+        except StaleElementReferenceException:
+            return ""
 
     def drag(self, element, dx: int) -> None:
         """Press the mouse on `element`, move it `dx` pixels right (left if negative), let go."""

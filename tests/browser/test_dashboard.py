@@ -27,20 +27,17 @@ SEQUENCE = ("foldSeq (+) 0 (mapSeq (\\i -> reduce (+) 0 (map (\\j -> (j * j) % 7
 COMPILE_TIMEOUT = 180     # the first `cpu` run compiles its kernels (an empty cache in CI)
 
 
-def steps_shown(lab, index: int) -> int:
-    text = lab.within(index, ".accel-dash-steps")[0].text
-    return int(re.fullmatch(r"steps: (\d+)", text.strip()).group(1))
-
-
-def progress_bar(lab, index: int):
-    return lab.within(index, ".accel-dash-progress .progress-bar")[0]
+def steps_shown(lab, index: int) -> int | None:
+    """The count of `steps: N`; None while the label is being drawn."""
+    found = re.fullmatch(r"steps: (\d+)", lab.text(index, ".accel-dash-steps").strip())
+    return int(found.group(1)) if found else None
 
 
 def values_shown(lab, index: int) -> tuple[str, str, str]:
     """What the dashboard shows in words: steps, elements and the progress bar's width."""
-    return (lab.within(index, ".accel-dash-steps")[0].text,
-            lab.within(index, ".accel-dash-elements")[0].text,
-            progress_bar(lab, index).get_attribute("style"))
+    bar = lab.within(index, ".accel-dash-progress .progress-bar")
+    return (lab.text(index, ".accel-dash-steps"), lab.text(index, ".accel-dash-elements"),
+            bar[0].get_attribute("style") if bar else "")
 
 
 def test_dashboard_updates_and_cancel_stops_the_sequence(lab):
@@ -54,7 +51,7 @@ def test_dashboard_updates_and_cancel_stops_the_sequence(lab):
 
     lab.start_cell(1)
     wait_for(lambda: lab.within(1, ".accel-dashboard"), "the dashboard")
-    wait_for(lambda: steps_shown(lab, 1) > 0, "the first step", COMPILE_TIMEOUT)
+    wait_for(lambda: (steps_shown(lab, 1) or 0) > 0, "the first step", COMPILE_TIMEOUT)
     first = values_shown(lab, 1)
     lab.screenshot("dashboard-running-1")
     time.sleep(1.5)
@@ -63,25 +60,28 @@ def test_dashboard_updates_and_cancel_stops_the_sequence(lab):
     lab.screenshot("dashboard-running-2")
     assert second[0] != first[0] and second[1] != first[1]      # steps and elements
 
+    # click just after the shown count changed: it is then the count of the step running
     shown = steps_shown(lab, 1)
-    at_click = wait_for(lambda: steps_shown(lab, 1) if steps_shown(lab, 1) != shown else 0,
+    at_click = wait_for(lambda: steps_shown(lab, 1) not in (None, shown) and steps_shown(lab, 1),
                         "the next step", interval=0.01)
     lab.within(1, ".accel-dash-cancel")[0].click()
     lab.wait_cell(1)
-    lab.screenshot("dashboard-cancelled")
     error = lab.output(1).splitlines()
     assert any(line.startswith("Interrupted at cell[2]:2:") for line in error), error
-    assert at_click <= steps_shown(lab, 1) <= at_click + 1
-    # the kernel's own account: the step during which it got the click, and the last step
-    status = lab.within(1, ".accel-dash-status")[0].text
-    ran, clicked = map(int, re.search(r"cancelled after (\d+) steps "
-                                      r"\(Cancel clicked after step (\d+)\)", status).groups())
+    # the kernel's own account: the step after which it got the click, and the last step
+    status = wait_for(lambda: re.search(r"cancelled after (\d+) steps \(Cancel clicked after "
+                                        r"step (\d+)\)", lab.text(1, ".accel-dash-status")),
+                      "the dashboard's final status")
+    ran, clicked = map(int, status.groups())
+    lab.screenshot("dashboard-cancelled")
     assert ran == steps_shown(lab, 1) and clicked <= ran <= clicked + 1
-    assert "progress-bar-warning" in progress_bar(lab, 1).get_attribute("class")
+    assert at_click <= ran <= at_click + 1
+    assert "progress-bar-warning" in \
+        lab.within(1, ".accel-dash-progress .progress-bar")[0].get_attribute("class")
 
     # the kernel lives on; the target and the globals are as they were
     after = lab.run_cell(2)
     assert "target: cpu" in after
-    assert lab.within(2, ".accel-value")[0].text.split()[-1] == "8"
+    assert lab.text(2, ".accel-value").split()[-1] == "8"
     assert lab.run_cell(3).startswith("NameError at cell[4]:1:1: unknown name `total`")
     lab.screenshot("dashboard-after")
