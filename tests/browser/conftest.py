@@ -195,9 +195,10 @@ def pytest_runtest_makereport(item, call):
 
 @pytest.hookimpl(trylast=True)      # after tests/conftest.py's sort by slowness
 def pytest_collection_modifyitems(config, items):
-    """The browser tests are marked `browser` and run first, one after the other: under
-    xdist's worksteal the front of the collection goes to one worker and is never stolen,
-    so one JupyterLab server and one browser serve them all."""
+    """The browser tests are marked `browser` and go first, one after the other: xdist's
+    worksteal deals the front of the collection to one worker and steals from the back of a
+    worker's queue, so in the suite one JupyterLab server and one browser serve them all. (In
+    a small run, a worker that runs out of tests may take the last of them and start its own.)"""
     here = Path(__file__).parent
     mine = [item for item in items if here in item.path.parents]
     for item in mine:
