@@ -46,7 +46,7 @@ from .lang.types import Scheme, Type, show_scheme
 from .passes.base import Options
 from .runtime.budget import parse_size
 from .runtime.cancel import CancelToken
-from .runtime.events import EventStream
+from .runtime.events import EventStream, SeqBegin
 from .runtime.scheduler import Scheduler
 from .runtime.deep import deep
 
@@ -152,6 +152,7 @@ class Session:
         self._flat_calls: dict[tuple, tuple] = {}     # call_flat's compiled wrappers
         self.last_counters = None                     # work and depth of the last flat run
         self.last_compile = 0.0                       # seconds compiling the last cell
+        self.last_sequence_events: list = []          # events of the last cell with a sequence
         from .runtime.memory import Memory
         self.memory = Memory(events=self.events)      # buffers of the compiled targets
         self.set_budget(budget)
@@ -206,7 +207,10 @@ class Session:
             self._check_facts(compiled)
         checked_at = time.perf_counter()
         self.last_compile = 0.0
-        values = self._evaluate(compiled)
+        with self.events.recording() as log:
+            values = self._evaluate(compiled)
+        if any(isinstance(e, SeqBegin) for e in log):   # `%trace` plots them
+            self.last_sequence_events = log
         finished = time.perf_counter()
         result = self._commit(compiled, values, kind="def")
         result.timings = {"check": checked_at - started}

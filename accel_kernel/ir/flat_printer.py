@@ -629,17 +629,22 @@ class _Parser(_Reader):
                 return out
             out.append(self.atom())
 
-    def loop(self) -> Loop:
+    def state(self) -> tuple[list[FVar], tuple[Atom, ...]]:
+        """A loop's `(p: rep, ...) = (init, ...)`: its parameters are bound only after their
+        initial values, which are read outside the loop (the caller binds them)."""
         self.take("(")
-        params = [self.binding()]
+        params = [] if self.peek(")") else [self.binding()]
         while self.peek(","):
             self.take(",")
             params.append(self.binding())
         self.take(")")
         self.take("=")
-        for p in params:                  # the initial values are read outside the loop
+        for p in params:
             self.reps.pop(p.name, None)
-        init = self.atoms()
+        return params, self.atoms()
+
+    def loop(self) -> Loop:
+        params, init = self.state()
         for p in params:
             self.reps[p.name] = p.rep
         word = self.word()
@@ -658,18 +663,8 @@ class _Parser(_Reader):
         self.keyword("do")
         return Loop(tuple(params), init, self.block(), bound=bound, index=index)
 
-
     def seq_loop(self) -> SeqLoop:
-        self.take("(")
-        params = [] if self.peek(")") else [self.binding()]
-        while self.peek(","):
-            self.take(",")
-            params.append(self.binding())
-        self.take(")")
-        self.take("=")
-        for p in params:                  # the initial values are read outside the loop
-            self.reps.pop(p.name, None)
-        init = self.atoms()
+        params, init = self.state()
         self.keyword("of")
         if self.peek_word() == "_":
             self.word()

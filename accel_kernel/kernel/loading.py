@@ -258,7 +258,10 @@ def _interruptible() -> Iterator[None]:
 
 
 def _is_data(value: Any) -> bool:
-    """Arrays, numbers and booleans (and tuples of them): what becomes an accel global."""
+    """Arrays, numbers and booleans (and tuples of them), and iterators (generators: a
+    sequence streamed chunk by chunk): what becomes an accel global."""
+    if isinstance(value, Iterator):
+        return True
     if isinstance(value, tuple):
         return bool(value) and all(_is_data(v) for v in value)
     if isinstance(value, (bool, int, float, np.generic, np.ndarray)):

@@ -245,6 +245,29 @@ def _budget(ctx: MagicContext, args: str) -> MagicOutput:
     return MagicOutput(stdout=["\n".join(lines) + "\n"])
 
 
+def _trace(ctx: MagicContext, args: str) -> MagicOutput:
+    """`%trace [FILE.jsonl]`: the scheduler's decisions of the last cell that ran a sequence,
+    drawn from its events; with a file name also written there, one JSON object a line."""
+    from ..runtime.events import JsonLines
+    from ..viz.trace import trace_bundle
+    events = ctx.session.last_sequence_events
+    if not events:
+        return MagicOutput(stdout=["no sequence has run in this session yet\n"])
+    out = MagicOutput()
+    path = args.strip()
+    if path:
+        try:
+            with open(path, "w", encoding="utf-8") as f:
+                write = JsonLines(f)
+                for event in events:
+                    write(event)
+        except OSError as err:
+            raise MagicError(f"%trace: cannot write {path}: {err.strerror}") from None
+        out.stdout.append(f"{len(events)} events written to {path}\n")
+    out.show(trace_bundle(events))
+    return out
+
+
 def _dashboard(ctx: MagicContext, args: str) -> MagicOutput:
     """`%dashboard`: the kernel shows the cell's live dashboard here (`MagicOutput.dashboard`)."""
     _no_args("dashboard", args)
@@ -495,6 +518,8 @@ MAGICS: dict[str, Magic] = {m.name: m for m in [
           lambda: f"    SIZE: {SIZE_FORMS[len('a size: '):]}\n    {BUDGET_BOUNDS}\n"),
     Magic("dashboard", "%dashboard", "show this cell's live dashboard at once (sequences: "
           "progress, chunk sizes, memory, Cancel)", _dashboard),
+    Magic("trace", "%trace [FILE.jsonl]", "plot the scheduler's steps of the last sequence "
+          "run (and write its events to FILE.jsonl)", _trace),
     Magic("schedule", "%schedule [adaptive|fixed N]",
           "show or set how sequences choose their chunk sizes", _schedule,
           lambda: SCHEDULE_RULES),
