@@ -217,6 +217,9 @@ def test_comm_messages_during_a_cell_leave_its_outputs_in_the_cell(kc):
                 "comm_id": old_cancel,
                 "data": {"method": "custom", "content": {"event": "click"}}}))
             kc.comm_info()              # what JupyterLab's widget manager asks on a first view
+            kc.shell_channel.send(kc.session.msg("comm_open", {   # and the control comm it opens
+                "comm_id": "control-in-test", "target_name": "jupyter.widget.control",
+                "data": {}}, metadata={"version": "1.0.0"}))
 
     messages = iopub_until_idle(kc, msg_id, click_old_cancel)
     assert reply_to(kc, msg_id)["content"]["status"] == "ok" and clicked
@@ -228,7 +231,8 @@ def test_comm_messages_during_a_cell_leave_its_outputs_in_the_cell(kc):
                 and m["parent_header"].get("msg_id") != msg_id]
     # the click changed no status: the kernel stayed busy until the cell's own idle
     assert not [m for m in messages if m["msg_type"] == "status"
-                and m["parent_header"].get("msg_type") in ("comm_msg", "comm_info_request")]
+                and m["parent_header"].get("msg_type") in ("comm_msg", "comm_info_request",
+                                                           "comm_open")]
     assert [m["content"]["execution_state"] for m in of_cell(messages, msg_id, "status")] == \
         ["busy", "idle"]
 
