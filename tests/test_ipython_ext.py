@@ -137,7 +137,8 @@ def test_a_failing_accel_cell_stops_a_python_notebook():
 def test_a_python_generator_streams_into_an_accel_sequence(shell):
     shell.user_ns["readings"] = (np.full(i % 4, 2.0) for i in range(1000))
     total = shell.run_cell_magic("accel", "--in readings",
-                                 "foldSeq (+) 0.0 (mapSeq (\\r -> reduce (+) 0.0 r) readings)")
+                                 "foldSeq (+) 0.0 (mapSeq (\\r -> reduce (+) 0.0 r) "
+                                 "(stream readings))")
     assert total == 2.0 * sum(i % 4 for i in range(1000))
     magics = _magics_of(shell)
     assert magics.session.lookup("readings").type == "seq []f64"

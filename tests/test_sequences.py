@@ -122,8 +122,8 @@ def test_a_python_generator_streams_into_a_sequence_once(target):
     rows = (np.arange(i % 7, dtype=np.int64) for i in range(500))
     assert bind_python(session, {"g": rows}, "test") == ["g : seq []i64"]
     total = sum(m * (m - 1) // 2 for m in (i % 7 for i in range(500)))
-    assert session.execute("foldSeq (+) 0 (mapSeq (\\r -> reduce (+) 0 r) g)").text == \
-        str(total)
+    assert session.execute("foldSeq (+) 0 (mapSeq (\\r -> reduce (+) 0 r) (stream g))").text \
+        == str(total)
     with pytest.raises(StreamError, match="consumed by an earlier run"):
         session.execute("tabulate g")
     bind_python(session, {"h": iter([1.5, 2.5]), "k": iter([[1], [2], [3]])}, "test")

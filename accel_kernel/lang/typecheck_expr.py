@@ -335,8 +335,10 @@ class ExpressionChecker:
 
     def _apply(self, e: ast.Apply, scope: Scope) -> Type:
         known: dict[int, Type] = {}
-        if isinstance(e.fn, ast.Var) and e.fn.name == "elements" and "elements" not in scope:
-            fn_type = self._elements(e, scope, known)
+        if isinstance(e.fn, ast.Var) and e.fn.name in ("elements", "stream") \
+                and e.fn.name not in scope and e.args:
+            special = self._elements if e.fn.name == "elements" else self._stream
+            fn_type = special(e, scope, known)
             self.node_types[e.fn.id] = fn_type
         else:
             fn_type = self.infer(e.fn, scope)
@@ -384,6 +386,18 @@ class ExpressionChecker:
                                                 and self.u.class_of(elem) is not None):
                     self.insts[e.fn.id] = {"a": elem}
                     return Func(Seq(elem), Array(elem))
+        return self._instantiate(scheme, e.fn)
+
+    def _stream(self, e: ast.Apply, scope: Scope, known: dict[int, Type]) -> Type:
+        """`stream` of a sequence (a Python iterable given to accel is a `seq t`: LANGUAGE.md
+        §7 streams it) is that sequence, which its scheme `[]a -> seq a` cannot say."""
+        scheme = self._global("stream", e.fn, scope)
+        if scheme is BUILTINS["stream"].scheme:
+            known[0] = self.infer(e.args[0], scope)
+            s = self.u.prune(known[0])
+            if isinstance(s, Seq):
+                self.insts[e.fn.id] = {"a": s.elem}
+                return Func(s, s)
         return self._instantiate(scheme, e.fn)
 
     def _argument(self, name: str, k: int, actual: Type, expected: Type,

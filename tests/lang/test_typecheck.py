@@ -313,6 +313,12 @@ def test_builtin_use(name, text, expected):
     assert type_of(text) == expected
 
 
+def test_stream_of_a_sequence_is_that_sequence():
+    """A Python iterable given to accel is a `seq t`: `stream` of it (LANGUAGE.md §7)."""
+    assert type_of("stream (produce 3 (\\i -> [i]))") == "seq []i64"
+    assert type_of("foldSeq (+) 0 (stream (stream [1, 2]))") == "i64"
+
+
 def test_every_builtin_is_used_above():
     assert {name for name, _, _ in BUILTIN_USES} == set(BUILTINS)
 

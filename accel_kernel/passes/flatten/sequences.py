@@ -45,8 +45,9 @@ class SequenceRules:
         if env.level is None:
             if name == "produce":
                 return SeqVal("produce", node, tuple(args))
-            if name == "stream":
-                return SeqVal("stream", node, (args[0],))
+            if name == "stream":                # of an array; of a sequence: itself
+                return self.as_seq(args[0], node) if self._streams_a_sequence(node) \
+                    else SeqVal("stream", node, (args[0],))
             if name in ("mapSeq", "zipWithSeq"):
                 return SeqVal(_LAZY[name], node,
                               (args[0], *(self.as_seq(a, node) for a in args[1:])))
@@ -63,6 +64,10 @@ class SequenceRules:
         if name == "elements":
             return self.seq_elements(args[0], node, env)
         return getattr(self, "lib_" + _AS_ARRAY[name])(args, node, env)
+
+    def _streams_a_sequence(self, node: ast.Node) -> bool:
+        return isinstance(node, ast.Apply) and bool(node.args) and \
+            isinstance(self.type_of(node.args[-1]), T.Seq)
 
     def as_seq(self, v: Any, node: ast.Node) -> SeqVal:
         """A sequence value: one not run yet, or one stored in a variable (a global, a
