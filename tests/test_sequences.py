@@ -51,6 +51,7 @@ def test_a_run_is_steps_over_the_whole_sequence_in_order(target):
         launches = [e for e in log if isinstance(e, E.Launch)]
         assert launches and all(e.device == "cpu" and e.seconds > 0 for e in launches)
         assert max(e.elements for e in launches) > 1
+        assert all(e.nbytes == 8 * e.elements for e in launches if e.name.endswith("_map"))
 
 
 def test_a_fixed_schedule_takes_the_same_chunk_every_step():

@@ -109,6 +109,7 @@ class Launch(Event):
     buffers: tuple[int, ...] = ()
     elements: int = 0                 # the elements (or segments, rows) it runs over
     seconds: float = 0.0              # its time when measured (cpu: always; cuda: when synced)
+    nbytes: int = 0                   # the bytes it wrote (cpu: its outputs)
 
 
 @dataclass(frozen=True)

@@ -185,11 +185,13 @@ def _executor_class(compiled: Compiled) -> type:
             return values[0] if len(values) == 1 else tuple(values)
 
         def _launched(self, name: str, values: Any, seconds: float) -> None:
-            """A `Launch` event: the kernel, the elements of its first output, its time."""
-            first = values[0] if values else None
-            elements = len(first) if isinstance(first, np.ndarray) and first.ndim else 0
+            """A `Launch` event: the kernel, the elements of its first output, its time and
+            the bytes of its outputs."""
+            arrays = [v for v in values or () if isinstance(v, np.ndarray)]
+            elements = len(arrays[0]) if arrays and arrays[0].ndim else 0
             compiled.memory.events.emit(E.Launch(self.target, name, (elements,), (), (),
-                                                 elements, seconds))
+                                                 elements, seconds,
+                                                 sum(a.nbytes for a in arrays)))
 
         def kernel_arg(self, value: Any) -> Any:
             """A kernel's input as its host function takes it (a contiguous array)."""
