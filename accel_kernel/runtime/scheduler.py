@@ -225,9 +225,11 @@ class Scheduler:
                                             self.rules)
         return rule
 
-    def fresh(self) -> "Scheduler":
-        """A new scheduler with the same settings (one per sequence run)."""
-        return Scheduler(self.policy, self.fixed, self.ceiling, self.rules)
+    def fresh(self, ceiling: int | None = None) -> "Scheduler":
+        """A new scheduler with the same settings (one per sequence run); `ceiling`, when
+        given, replaces the prototype's (the run's budget)."""
+        return Scheduler(self.policy, self.fixed,
+                         self.ceiling if ceiling is None else ceiling, self.rules)
 
     def __repr__(self) -> str:
         return f"Scheduler({self.describe()!r}, ceiling={self.ceiling}, state={self.state})"

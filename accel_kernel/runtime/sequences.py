@@ -57,8 +57,7 @@ class SequenceRun:
         self.budget: int | None = memory.budget
         self.ceiling = ceiling_for(self.budget)
         prototype = scheduler or getattr(memory, "schedule", None) or Scheduler()
-        self.scheduler = Scheduler(prototype.policy, prototype.fixed, self.ceiling,
-                                   prototype.rules)
+        self.scheduler = prototype.fresh(ceiling=self.ceiling)
         self.number = next(_numbers)
         self.start = 0
         self.steps = 0
