@@ -16,7 +16,7 @@ Cheap when nobody listens: a producer that would build a record at some cost tes
 
 Every record has `time` (seconds, `time.perf_counter`) and a class-level `kind` (`alloc`,
 `free`, `transfer`, `evict`, `reupload`, `launch`, and a sequence's `seq_begin`, `step`,
-`seq_end`); `json()` gives `{"kind": ..., fields}`.
+`seq_end`, and a cluster worker's `compile`); `json()` gives `{"kind": ..., fields}`.
 Buffers are named by their number (`buffer`), unique within a pool, and carry the `device`
 they live on and the bytes in use there after the event (`in_use`).
 """
@@ -124,6 +124,7 @@ class SeqBegin(Event):
     ceiling: int | None = None
     target: str = ""
     line: int = 0
+    workers: tuple[str, ...] = ()     # a cluster's workers (runtime/cluster.py); () here
 
 
 @dataclass(frozen=True)
@@ -145,6 +146,7 @@ class Step(Event):
     time_per_element: float
     next_size: int
     rule: str
+    worker: str = ""                  # the cluster worker that ran it ("": this process)
 
 
 @dataclass(frozen=True)
@@ -156,6 +158,16 @@ class SeqEnd(Event):
     steps: int
     seconds: float
     outcome: str = "done"
+
+
+@dataclass(frozen=True)
+class Compile(Event):
+    """A cluster worker's first task of a sequence loaded its kernels: `seconds` in numba's
+    compiler there (0.0 when its disk cache or an earlier task had them)."""
+    kind: ClassVar[str] = "compile"
+    sequence: int
+    worker: str
+    seconds: float
 
 
 Subscriber = Callable[[Event], None]
