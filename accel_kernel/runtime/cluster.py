@@ -95,7 +95,7 @@ class Cluster:
                     threads = max(1, (os.cpu_count() or 1) // self.workers)
                     self._local = LocalCluster(
                         n_workers=self.workers, threads_per_worker=1, processes=True,
-                        dashboard_address=None, silence_logs=50,
+                        dashboard_address=":0", silence_logs=50,
                         env={"NUMBA_NUM_THREADS": str(threads)})
                     self._client = Client(self._local, set_as_default=False)
                 else:
@@ -199,11 +199,12 @@ class ClusterRun:
     number: int = 0
     partials: list = field(default_factory=list)
     _wake: threading.Event = field(default_factory=threading.Event)   # a task finished
+    _ceiling: int = 0
 
     def run(self) -> list[Partial]:
         client = self.cluster.client
         budget = self.memory.budget
-        ceiling = ceiling_for(budget)
+        ceiling = self._ceiling = ceiling_for(budget)
         prototype = getattr(self.memory, "schedule", None) or Scheduler()
         workers = self.cluster.worker_names()
         if not workers:
@@ -214,7 +215,9 @@ class ClusterRun:
         events.emit(E.SeqBegin(self.number, self.length, prototype.describe(),
                                ceiling if budget is not None else None, self.target,
                                self.line, tuple(lane.name for lane in lanes.values())))
-        shared = client.scatter(self.job, hash=False, broadcast=False)
+        # on every worker: a worker that dies takes no lone copy with it (a restarted one
+        # fetches the job from another)
+        shared = client.scatter(self.job, hash=False, broadcast=True)
         flights: dict[Any, _Flight] = {}
         retry: list[tuple[int, int]] = []       # ranges refused memory: run again, halved
         errors: list[tuple[int, AccelError]] = []
@@ -295,7 +298,7 @@ class ClusterRun:
         for address, name in now.items():
             if address not in lanes:
                 prototype = next(iter(lanes.values())).scheduler
-                lanes[address] = _Lane(name, prototype.fresh())
+                lanes[address] = _Lane(name, prototype.fresh(ceiling=self._ceiling))
         return set(now)
 
     def _finished(self, future: Any, flight: _Flight, lanes: dict[str, _Lane], retry: list,

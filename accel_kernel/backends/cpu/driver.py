@@ -274,11 +274,16 @@ class CpuFactory:
 
     def compile_seconds(self) -> float:
         """Seconds numba compiled this module's kernels in this process so far."""
-        compiled = _WORKER.get(self.code.key)
+        compiled = _WORKER.get(self._key())
         return compiled.compile_seconds if compiled is not None else 0.0
 
+    def _key(self) -> tuple:
+        """The module's source and its kernels' statements (the same source may come from
+        two programs whose statements are numbered apart)."""
+        return self.code.key, tuple(sorted((i, k.name) for i, k in self.code.kernels.items()))
+
     def _compiled(self) -> Compiled:
-        compiled = _WORKER.get(self.code.key)
+        compiled = _WORKER.get(self._key())
         if compiled is None:
             cache = Path(self.cache_dir)
             try:
@@ -286,11 +291,11 @@ class CpuFactory:
             except OSError:
                 cache = Path.home() / ".cache" / "accel_kernel" / "kernels"
             compiled = Compiled(F.FlatProgram(()), self.code, load(self.code, cache))
-            _WORKER[self.code.key] = compiled
+            _WORKER[self._key()] = compiled
         return compiled
 
 
-_WORKER: dict[str, Compiled] = {}           # on a cluster's worker: a module's key -> it
+_WORKER: dict[tuple, Compiled] = {}         # on a cluster's worker: `CpuFactory._key` -> it
 
 
 def _kernel_arg(value: Any) -> Any:
