@@ -193,3 +193,12 @@ def test_a_bad_cluster_is_a_clear_error():
         session.execute("foldSeq (+) 0 (produce 10 (\\i -> i))")
     assert info.value.kind == "ClusterError"
     assert threading.active_count() < 50
+
+
+def test_the_library_api_names_a_cluster_and_traces_the_workers(cluster):
+    import accel_kernel as acc
+    prog = acc.compile("def total (n: i64) : i64 = foldSeq (+) 0 (produce n (\\i -> i * 2))")
+    prog.set_cluster(cluster)
+    assert prog.run("total", 5000, trace=True) == 5000 * 4999
+    assert {e.worker for e in prog.events if isinstance(e, E.Step)} <= {"0", "1"}
+    assert any(isinstance(e, E.Compile) for e in prog.events)
