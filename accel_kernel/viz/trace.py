@@ -61,21 +61,22 @@ class WorkerTotals:
     wall: float = 0.0
 
 
-def worker_totals(steps: Sequence[ev.Step]) -> list[WorkerTotals]:
-    """Each worker's totals, in the order the workers first finished a step."""
-    totals: dict[str, WorkerTotals] = {}
+def worker_totals(steps: Sequence[ev.Step], order: Sequence[str] = ()) -> list[WorkerTotals]:
+    """Each worker's totals, the workers in `order` (the `SeqBegin`s'), then any other in the
+    order it first finished a step."""
+    totals: dict[str, WorkerTotals] = {w: WorkerTotals(w) for w in order}
     for s in steps:
         t = totals.get(s.worker, WorkerTotals(s.worker))
         totals[s.worker] = WorkerTotals(s.worker, t.steps + 1, t.elements + s.elements,
                                         t.seconds + s.seconds, t.wall + s.wall)
-    return list(totals.values())
+    return [t for t in totals.values() if t.steps]
 
 
-def totals_rows(steps: Sequence[ev.Step]) -> list[tuple[str, ...]]:
+def totals_rows(steps: Sequence[ev.Step], order: Sequence[str] = ()) -> list[tuple[str, ...]]:
     return [(t.worker or "(this process)", f"{t.steps:,}", f"{t.elements:,}",
              seconds_text(t.seconds), seconds_text(t.wall),
              _per_element(t.seconds / t.elements if t.elements else 0.0))
-            for t in worker_totals(steps)]
+            for t in worker_totals(steps, order)]
 
 
 def compile_rows(compiles: Sequence[ev.Compile]) -> list[tuple[str, ...]]:
@@ -117,7 +118,7 @@ def trace_bundle(events: Sequence[ev.Event]) -> dict[str, str]:
         page += f"<div>{worker_timeline(state)}</div>"
     page += _html_table(header, rows)
     if on_workers:
-        totals = totals_rows(steps)
+        totals = totals_rows(steps, state.workers)
         text += "\n\nper worker\n" + _text_table(TOTALS_HEADER, totals)
         page += "<h4>per worker</h4>" + _html_table(TOTALS_HEADER, totals)
     if compiles:

@@ -82,3 +82,16 @@ def test_without_workers_the_trace_has_no_worker_column():
     bundle = trace_bundle(_steps(3))
     assert "worker" not in bundle["text/plain"] and "worker" not in bundle["text/html"]
     assert "compiled" not in bundle["text/plain"]
+
+
+def test_the_workers_are_summed_up_in_the_order_the_sequence_named_them():
+    from dataclasses import replace
+    from .test_dashboard import WORKERS, cluster_events
+    begin, *rest = cluster_events()
+    events = [replace(begin, workers=WORKERS[::-1]), *rest]     # the slow one named first
+    steps = [e for e in events if isinstance(e, E.Step)]
+    assert steps[0].worker == WORKERS[0]                         # the fast one ends first
+    text = trace_bundle(events)["text/plain"].splitlines()
+    per_worker = text.index("per worker")
+    assert [line.split()[0] for line in text[per_worker + 2:per_worker + 4]] == \
+        list(WORKERS[::-1])
