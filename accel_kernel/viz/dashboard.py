@@ -102,12 +102,13 @@ class WorkerLane:
 @dataclass(frozen=True)
 class ChunkMark:
     """One chunk a worker ran, on the workers' timeline: it ended at `time` (seconds since the
-    first event) after `wall` seconds."""
+    first event) after `wall` seconds, `compiled` of them in numba (a worker's first task)."""
     worker: str
     time: float
     wall: float
     start: int
     elements: int
+    compiled: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -234,8 +235,10 @@ def _worker_step(state: DashboardState, event: ev.Step) -> DashboardState:
                        chunk=event.elements, next_size=event.next_size, rule=event.rule,
                        time_per_element=event.time_per_element,
                        utilisation=event.utilisation)
+    first = next((lane.compile_seconds or 0.0 for lane in state.lanes
+                  if lane.worker == event.worker and lane.steps == 0), 0.0)
     mark = ChunkMark(event.worker, event.time - (state.origin or 0.0), event.wall,
-                     event.start, event.elements)
+                     event.start, event.elements, min(first, event.wall))
     return replace(state, lanes=_update_lane(state.lanes, event.worker, update),
                    workers=_seen(state.workers, event.worker),
                    chunks=(state.chunks + (mark,))[-MAX_LAUNCHES:])
@@ -536,11 +539,18 @@ def worker_timeline(state: DashboardState, *, width: int = 2 * PLOT_WIDTH) -> st
         row = names.index(chunk.worker)
         x = left + (chunk.time - chunk.wall - start) / span * (right - left)
         w = max(1.0, chunk.wall / span * (right - left))
-        parts.append(f'<rect x="{x:.1f}" y="{top + row * lane_height + 2}" width="{w:.1f}" '
+        y = top + row * lane_height + 2
+        compiled = (f", {seconds_text(chunk.compiled)} of it compiling"
+                    if chunk.compiled else "")
+        parts.append(f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" '
                      f'height="{lane_height - 4}" fill="{worker_colour(state, chunk.worker)}" '
                      f'stroke="white" stroke-width="0.5"><title>{escape(chunk.worker)}: '
                      f'{count(chunk.elements)} elements from {count(chunk.start)}, '
-                     f'{escape(seconds_text(chunk.wall))}</title></rect>')
+                     f'{escape(seconds_text(chunk.wall) + compiled)}</title></rect>')
+        if chunk.compiled:                # the compile is the task's start: drawn paler
+            parts.append(f'<rect class="accel-compile" x="{x:.1f}" y="{y}" '
+                         f'width="{chunk.compiled / span * (right - left):.1f}" '
+                         f'height="{lane_height - 4}" fill="white" fill-opacity="0.5"/>')
     parts.append(f'<text x="{right}" y="{height - 3}" text-anchor="end" fill="#666">'
                  f'{len(names)} workers</text>')
     return svg(width, height, "".join(parts), "accel-plot-workers")

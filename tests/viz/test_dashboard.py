@@ -175,29 +175,32 @@ def cluster_events(length: int = 60, t0: float = 200.0, outcome: str = "done",
     """A sequence of `length` elements on two workers, each with its own scheduler doubling
     its chunk (1, 2, 4, …); the second is three times slower, so its chunks finish later and
     the steps arrive with their starts out of order. Each worker compiles in its first task
-    (the second found the kernels cached)."""
+    (20 ms; the second found the kernels cached), and says so just before that task's step."""
     fast, slow = workers
     out: list[ev.Event] = [ev.SeqBegin(sequence, length, "adaptive", None, "cpu", 3,
-                                       workers=workers, time=t0),
-                           ev.Compile(sequence, fast, 1.25, time=t0 + 0.5),
-                           ev.Compile(sequence, slow, 0.0, time=t0 + 0.5)]
+                                       workers=workers, time=t0)]
     size = {fast: 1, slow: 1}
     free = {fast: t0 + 0.5, slow: t0 + 0.5}        # when each worker is idle again
     per_element = {fast: 1e-3, slow: 3e-3}
-    finished: list[ev.Step] = []
+    compile_seconds = {fast: 0.02, slow: 0.0}
+    finished: list[ev.Event] = []
     start, step = 0, 0
     while start < length:                           # give the next chunk to the idle worker
         worker = min(workers, key=lambda w: free[w])
         count_ = min(size[worker], length - start)
-        seconds = count_ * per_element[worker]
+        seconds = count_ * per_element[worker] + (compile_seconds[worker] if size[worker] == 1
+                                                  else 0.0)
         free[worker] += seconds + 0.002
+        if size[worker] == 1:
+            finished.append(ev.Compile(sequence, worker, compile_seconds[worker],
+                                       time=free[worker]))
         finished.append(ev.Step(sequence, step, start, count_, 8 * count_, seconds,
                                 seconds + 0.002, 0.7, per_element[worker], 2 * size[worker],
                                 "under-utilised", worker=worker, time=free[worker]))
         size[worker] *= 2
         start += count_
         step += 1
-    out += sorted(finished, key=lambda s: s.time)
+    out += sorted(finished, key=lambda e: e.time)     # stable: a Compile before its Step
     return out + [ev.SeqEnd(sequence, length, step, max(free.values()) - t0, outcome=outcome,
                             time=max(free.values()) + 0.001)]
 
@@ -210,15 +213,17 @@ def test_the_steps_of_the_workers_arrive_out_of_order():
 
 def test_fold_keeps_one_lane_per_worker_and_counts_every_worker():
     events = cluster_events()
-    state = dash.fold_all(dash.DashboardState(), events[:3])      # begin and the compiles
-    assert state.workers == WORKERS and [lane.worker for lane in state.lanes] == list(WORKERS)
-    assert [lane.compile_seconds for lane in state.lanes] == [1.25, 0.0]
-    assert state.running and "running on 2 workers, step 0" in dash.status_text(state)
     steps = [e for e in events if isinstance(e, ev.Step)]
-    half = dash.fold_all(state, steps[:5])
-    assert half.done == sum(s.elements for s in steps[:5]) == sum(l.elements for l in half.lanes)
+    state = dash.fold_all(dash.DashboardState(), events[:1])
+    assert state.workers == WORKERS and [lane.worker for lane in state.lanes] == list(WORKERS)
+    assert [lane.compile_seconds for lane in state.lanes] == [None, None]
+    assert state.running and "running on 2 workers, step 0" in dash.status_text(state)
+    half = dash.fold_all(state, events[1:events.index(steps[5])])
+    assert half.steps == 5 and half.done == sum(s.elements for s in steps[:5])
+    assert half.done == sum(lane.elements for lane in half.lanes)
     assert dash.progress_fraction(half) == pytest.approx(half.done / 60)
-    state = dash.fold_all(state, events[3:])
+    state = dash.fold_all(state, events[1:])
+    assert [lane.compile_seconds for lane in state.lanes] == [0.02, 0.0]
     assert state.done == 60 == state.total_elements and dash.progress_fraction(state) == 1.0
     fast, slow = state.lanes
     mine = {w: [s for s in steps if s.worker == w] for w in WORKERS}
@@ -228,7 +233,7 @@ def test_fold_keeps_one_lane_per_worker_and_counts_every_worker():
         assert lane.elements == sum(s.elements for s in mine[lane.worker])
         assert (lane.chunk, lane.next_size) == (last.elements, last.next_size)
         assert lane.time_per_element == last.time_per_element
-    assert fast.steps > slow.steps and fast.time_per_element < slow.time_per_element
+    assert fast.time_per_element < slow.time_per_element
     assert dash.status_text(state).endswith(f"done after {len(steps)} steps on 2 workers")
     assert dict(dash.totals(state))["workers"] == "2"
     assert [p.worker for p in state.points] == [s.worker for s in steps]
@@ -238,7 +243,8 @@ def test_fold_keeps_one_lane_per_worker_and_counts_every_worker():
 def test_the_order_of_the_steps_does_not_change_the_counts():
     events = cluster_events()
     steps = [e for e in events if isinstance(e, ev.Step)]
-    shuffled = events[:3] + steps[::-1] + events[-1:]
+    compiles = [e for e in events if isinstance(e, ev.Compile)]
+    shuffled = events[:1] + compiles + steps[::-1] + events[-1:]
     a = dash.fold_all(dash.DashboardState(), events)
     b = dash.fold_all(dash.DashboardState(), shuffled)
     assert (a.done, a.total_elements, a.steps) == (b.done, b.total_elements, b.steps)
@@ -254,7 +260,7 @@ def test_a_worker_not_named_at_the_start_joins_and_compiles_of_other_sequences_a
     state = dash.fold_all(dash.DashboardState(), events[:-1] + [late, other])
     assert [lane.worker for lane in state.lanes] == [*WORKERS, "w-new"]
     assert state.workers == (*WORKERS, "w-new") and state.lanes[2].steps == 1
-    assert state.lanes[0].compile_seconds == 1.25 and state.lanes[2].compile_seconds is None
+    assert state.lanes[0].compile_seconds == 0.02 and state.lanes[2].compile_seconds is None
 
 
 def test_the_plots_draw_a_line_per_worker_in_its_colour_with_a_legend():
@@ -280,16 +286,30 @@ def test_the_workers_lanes_hold_their_chunks():
     state = dash.fold_all(dash.DashboardState(), cluster_events())
     root = parses(dash.worker_timeline(state))
     bars = root.findall(f"{SVG}rect")
-    assert len(bars) == len(state.chunks) == state.total_steps
+    assert len(bars) == len(state.chunks) + 1 == state.total_steps + 1     # and a compile
     by_lane = {}
     for bar in bars:
-        by_lane.setdefault(bar.get("y"), set()).add(bar.get("fill"))
+        if bar.get("class") != "accel-compile":
+            by_lane.setdefault(bar.get("y"), set()).add(bar.get("fill"))
     assert len(by_lane) == 2 and all(len(fills) == 1 for fills in by_lane.values())
     labels = [t.find(f"{SVG}title").text for t in root.iter(f"{SVG}text")
               if t.find(f"{SVG}title") is not None]
     assert labels == list(WORKERS)
-    first = bars[0].find(f"{SVG}title").text
-    assert first.startswith(WORKERS[0]) and "1 elements from 0" in first
+    titles = [bar.find(f"{SVG}title").text for bar in bars if bar.find(f"{SVG}title") is not None]
+    assert titles[0] == f"{WORKERS[1]}: 1 elements from 1, 5 ms"      # the first to end
+    assert f"{WORKERS[0]}: 1 elements from 0, 23 ms, 20 ms of it compiling" in titles
+
+
+def test_a_workers_first_chunk_shows_its_compile():
+    state = dash.fold_all(dash.DashboardState(), cluster_events())
+    firsts: dict[str, dash.ChunkMark] = {}
+    for chunk in state.chunks:
+        firsts.setdefault(chunk.worker, chunk)
+    assert firsts[WORKERS[0]].compiled == 0.02 < firsts[WORKERS[0]].wall
+    assert firsts[WORKERS[1]].compiled == 0.0                        # it was cached
+    assert [c for c in state.chunks if c.compiled] == [firsts[WORKERS[0]]]
+    root = parses(dash.worker_timeline(state))
+    assert len([r for r in root.iter(f"{SVG}rect") if r.get("class") == "accel-compile"]) == 1
 
 
 def test_the_static_copy_and_the_text_list_the_workers():
@@ -298,12 +318,12 @@ def test_the_static_copy_and_the_text_list_the_workers():
     ET.fromstring(f"<div>{re.sub('<style>.*?</style>', '', page)}</div>")    # well formed
     assert page.count("<svg") == 4 and "accel-plot-workers" in page
     assert page.count("<tr>") - page.count("<tr><th>") == len(dash.totals(state)) + 2
-    assert "<th>compile</th>" in page and "<td>1.25 s</td>" in page and "<td>cached</td>" in page
+    assert "<th>compile</th>" in page and "<td>20 ms</td>" in page and "<td>cached</td>" in page
     text = dash.summary_text(state)
     fast, slow = state.lanes
     assert (f"  worker {WORKERS[0]}: steps {fast.steps}, elements {fast.elements}, "
             f"chunk {fast.chunk}") in text
-    assert "compile 1.25 s" in text and "compile cached" in text
+    assert "compile 20 ms" in text and "compile cached" in text
 
 
 def test_a_sequence_in_this_process_draws_no_worker():
@@ -321,12 +341,12 @@ def test_a_sequence_in_this_process_draws_no_worker():
 def test_the_widget_shows_the_workers():
     board = dash.Dashboard(cancel=lambda: None, interval=0.01)
     events = cluster_events()
-    for event in events[:3]:
+    for event in events[:2]:                         # the start and the first compile
         board.receive(event)
     board.bundle()
     parts = board._widgets
-    assert "<td>1.25 s</td>" in parts.workers.value and "<svg" not in parts.workers.value
-    for event in events[3:]:
+    assert "<td>cached</td>" in parts.workers.value and "<svg" not in parts.workers.value
+    for event in events[2:]:
         board.receive(event)
     board.stop()
     assert parts.elements.value == "60 of 60 elements" and parts.progress.value == 1.0
