@@ -9,16 +9,8 @@ Three layers:
   `Compile`). It keeps the per-step series (at most `MAX_POINTS` points: past that every
   other point is dropped and later steps are sampled more sparsely), the recent launches,
   and the totals.
-- drawings and text: the plots (`viz/plots.py`), `launch_timeline`, `summary_html` (the
+- drawings and text: the plots and the launch timeline (`viz/plots.py`), `summary_html` (the
   static copy: the plots and the totals) and `summary_text`.
-
-On a cluster (`runtime/cluster.py`) a sequence's steps come from several workers, each with
-its own scheduler, in the order they finish (a later chunk may end first). The model then
-keeps one `WorkerLane` per worker (its steps, elements, last chunk and next size, its first
-task's compile seconds), counts the elements done over all of them, and keeps the recent
-chunks (`ChunkMark`); the plots draw one line per worker over time, coloured by worker
-(`worker_colour`) with a legend, and `workers_html` adds the table of workers and their lanes
-of chunks (`worker_timeline`). A sequence run in this process looks as it did before.
 - `Dashboard`: the widget tree (ipywidgets imported only when it is built), the subscriber
   `receive` (it only puts the event into a queue: the executing thread never blocks and never
   touches a widget), and ONE updater thread that every `INTERVAL` seconds drains the queue,
@@ -29,6 +21,14 @@ of chunks (`worker_timeline`). A sequence run in this process looks as it did be
   The Cancel button calls the `cancel` function it was given (the session's
   `CancelToken.set`): the executor stops at its next step.
 
+On a cluster (`runtime/cluster.py`) a sequence's steps come from several workers, each with
+its own scheduler, in the order they finish (a later chunk may end first). The model then
+keeps one `WorkerLane` per worker (its steps, elements, last chunk and next size, its first
+task's compile seconds), counts the elements done over all of them, and keeps the recent
+chunks (`ChunkMark`); the plots draw one line per worker over time, coloured by worker
+(`worker_colour`) with a legend, and `workers_html` adds the table of workers and their lanes
+of chunks (`worker_timeline`). A sequence run in this process looks as it did before.
+
 Every widget carries a CSS class (`CSS_CLASSES`), so a browser test can find it.
 """
 from __future__ import annotations
@@ -36,12 +36,13 @@ from __future__ import annotations
 import queue
 import threading
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable
 
 from ..runtime import events as ev
 from ..runtime.memory import format_bytes
 from .plots import (MARGIN_BOTTOM, MARGIN_RIGHT, MARGIN_TOP, PALETTE, PLOT_WIDTH, THIS_PROCESS,
-                    Series, escape, line_plot, series_plot, short, svg)
+                    LaunchMark, Series, count, escape, launch_timeline, line_plot,
+                    seconds_text, series_plot, short, svg)
 from .widgets import WIDGET_MIME
 
 MAX_POINTS = 400          # steps kept for the plots (the totals count every step)
@@ -109,16 +110,6 @@ class ChunkMark:
     start: int
     elements: int
     compiled: float = 0.0
-
-
-@dataclass(frozen=True)
-class LaunchMark:
-    """One kernel launch on the timeline: `time` its start, seconds since the first event."""
-    time: float
-    seconds: float
-    name: str
-    device: str
-    elements: int
 
 
 @dataclass(frozen=True)
@@ -301,19 +292,6 @@ _RULES: dict[str, Callable[[DashboardState, Any], DashboardState]] = {
 
 # ---------------------------------------------------------------- words and numbers
 
-def count(n: int) -> str:
-    return f"{n:,}"
-
-
-def seconds_text(t: float) -> str:
-    if t <= 0:
-        return "0 s"
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if t >= scale:
-            return f"{t / scale:.3g} {unit}"
-    return f"{t / 1e-9:.3g} ns"
-
-
 def status_text(state: DashboardState) -> str:
     """One line: which sequence, how far, and how it ended."""
     if state.sequence is None:
@@ -477,44 +455,6 @@ def _one_sequence(state: DashboardState) -> bool:
     return len({p.sequence for p in state.points}) <= 1
 
 
-def launch_timeline(launches: Sequence[LaunchMark], *, width: int = 2 * PLOT_WIDTH,
-                    rows: int = 6) -> str:
-    """The launches as bars on a time axis, one row per kernel name (the `rows - 1` most
-    launched names, the rest together in the last row)."""
-    if not launches:
-        return line_plot([], [], "kernel launches", width=width, height=40,
-                         css_class="accel-plot-launches")
-    by_name: dict[str, int] = {}
-    for mark in launches:
-        by_name[mark.name] = by_name.get(mark.name, 0) + 1
-    names = sorted(by_name, key=lambda n: -by_name[n])
-    if len(names) > rows:
-        names = names[:rows - 1] + ["(others)"]
-    row_of = {name: i for i, name in enumerate(names)}
-    row_height = 14
-    left, right, top = 120, width - MARGIN_RIGHT, MARGIN_TOP
-    height = top + row_height * len(names) + MARGIN_BOTTOM
-    start = min(m.time for m in launches)
-    end = max(m.time + m.seconds for m in launches)
-    span = (end - start) or 1e-9
-    parts = [f'<text x="4" y="12" font-weight="bold">kernel launches '
-             f'(the last {len(launches)}, {escape(seconds_text(end - start))})</text>']
-    for name, row in row_of.items():
-        y = top + row * row_height
-        shown = name if len(name) <= 20 else name[:19] + "…"
-        parts.append(f'<text x="{left - 4}" y="{y + 10}" text-anchor="end">'
-                     f'<title>{escape(name)}</title>{escape(shown)}</text>')
-    for mark in launches:
-        row = row_of.get(mark.name, len(names) - 1)
-        x = left + (mark.time - start) / span * (right - left)
-        w = max(1.0, mark.seconds / span * (right - left))
-        parts.append(f'<rect x="{x:.1f}" y="{top + row * row_height + 2}" width="{w:.1f}" '
-                     f'height="{row_height - 4}" fill="#ff7f0e"><title>{escape(mark.name)} on '
-                     f'{escape(mark.device)}: {count(mark.elements)} elements, '
-                     f'{escape(seconds_text(mark.seconds))}</title></rect>')
-    return svg(width, height, "".join(parts), "accel-plot-launches")
-
-
 def worker_timeline(state: DashboardState, *, width: int = 2 * PLOT_WIDTH) -> str:
     """The workers' recent chunks as bars on a time axis, one lane per worker (a bar from
     the chunk's start to its end; its elements on hover)."""
@@ -584,7 +524,8 @@ _CSS = ("<style>.accel-dashboard-summary table{border-collapse:collapse;margin:4
 
 def summary_html(state: DashboardState) -> str:
     """The static copy: the status line, the totals, the plots (chunk size, time per element,
-    utilisation; a line per worker on a cluster), the workers and the launch timeline. What a saved notebook and nbconvert show."""
+    utilisation; a line per worker on a cluster), the workers and the launch timeline. What
+    a saved notebook and nbconvert show."""
     if state.sequence is None:
         return (f'{_CSS}<div class="accel-dashboard-summary"><h4>accel dashboard</h4>'
                 f"<p>{escape(status_text(state))}"

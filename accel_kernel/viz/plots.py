@@ -1,12 +1,37 @@
 """Small SVG plots as plain strings (the dashboard's and `%trace`'s): `line_plot`, one line
-with its y range's two ends labelled, and `series_plot`, several named lines on the same axes
-with a legend under them (a cluster's workers). Pure: numbers in, SVG text out."""
+with its y range's two ends labelled, `series_plot`, several named lines on the same axes
+with a legend under them (a cluster's workers), and `launch_timeline`, kernel launches as
+bars. Pure: numbers in, SVG text out."""
 from __future__ import annotations
 
 import html
 import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
+
+
+def count(n: int) -> str:
+    return f"{n:,}"
+
+
+def seconds_text(t: float) -> str:
+    if t <= 0:
+        return "0 s"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if t >= scale:
+            return f"{t / scale:.3g} {unit}"
+    return f"{t / 1e-9:.3g} ns"
+
+
+@dataclass(frozen=True)
+class LaunchMark:
+    """One kernel launch on the timeline: `time` its start, seconds since the first event."""
+    time: float
+    seconds: float
+    name: str
+    device: str
+    elements: int
+
 
 PLOT_WIDTH, PLOT_HEIGHT = 300, 110
 MARGIN_LEFT, MARGIN_RIGHT, MARGIN_TOP, MARGIN_BOTTOM = 52, 8, 18, 16
@@ -102,7 +127,8 @@ def series_plot(series: Sequence[Series], title: str, *, log: bool = False,
             cx, cy = at(*line_pairs[-1]).split(",")
             parts.append(f'<circle cx="{cx}" cy="{cy}" r="2.5" fill="{line.colour}"/>')
     note = f"{len(pairs)} points" + (f", {len(named)} workers" if named else "")
-    parts += [f'<text x="{left - 3}" y="{top + 4}" text-anchor="end">{escape(label(y_high))}</text>',
+    parts += [f'<text x="{left - 3}" y="{top + 4}" text-anchor="end">'
+              f'{escape(label(y_high))}</text>',
               f'<text x="{left - 3}" y="{bottom}" text-anchor="end">{escape(label(y_low))}</text>',
               f'<text x="{right}" y="{height - 3}" text-anchor="end" fill="#666">'
               f'{escape(note + (", log scale" if log else ""))}</text>']
@@ -114,3 +140,41 @@ def short(name: str, most: int) -> str:
     then its end (the port tells two workers of one host apart)."""
     name = name.split("://", 1)[-1]
     return name if len(name) <= most else "…" + name[-(most - 1):]
+
+
+def launch_timeline(launches: Sequence[LaunchMark], *, width: int = 2 * PLOT_WIDTH,
+                    rows: int = 6) -> str:
+    """The launches as bars on a time axis, one row per kernel name (the `rows - 1` most
+    launched names, the rest together in the last row)."""
+    if not launches:
+        return line_plot([], [], "kernel launches", width=width, height=40,
+                         css_class="accel-plot-launches")
+    by_name: dict[str, int] = {}
+    for mark in launches:
+        by_name[mark.name] = by_name.get(mark.name, 0) + 1
+    names = sorted(by_name, key=lambda n: -by_name[n])
+    if len(names) > rows:
+        names = names[:rows - 1] + ["(others)"]
+    row_of = {name: i for i, name in enumerate(names)}
+    row_height = 14
+    left, right, top = 120, width - MARGIN_RIGHT, MARGIN_TOP
+    height = top + row_height * len(names) + MARGIN_BOTTOM
+    start = min(m.time for m in launches)
+    end = max(m.time + m.seconds for m in launches)
+    span = (end - start) or 1e-9
+    parts = [f'<text x="4" y="12" font-weight="bold">kernel launches '
+             f'(the last {len(launches)}, {escape(seconds_text(end - start))})</text>']
+    for name, row in row_of.items():
+        y = top + row * row_height
+        shown = name if len(name) <= 20 else name[:19] + "…"
+        parts.append(f'<text x="{left - 4}" y="{y + 10}" text-anchor="end">'
+                     f'<title>{escape(name)}</title>{escape(shown)}</text>')
+    for mark in launches:
+        row = row_of.get(mark.name, len(names) - 1)
+        x = left + (mark.time - start) / span * (right - left)
+        w = max(1.0, mark.seconds / span * (right - left))
+        parts.append(f'<rect x="{x:.1f}" y="{top + row * row_height + 2}" width="{w:.1f}" '
+                     f'height="{row_height - 4}" fill="#ff7f0e"><title>{escape(mark.name)} on '
+                     f'{escape(mark.device)}: {count(mark.elements)} elements, '
+                     f'{escape(seconds_text(mark.seconds))}</title></rect>')
+    return svg(width, height, "".join(parts), "accel-plot-launches")
