@@ -358,3 +358,15 @@ def test_the_widget_shows_the_workers():
     local.bundle()
     local.stop()
     assert local._widgets.workers.value == ""
+
+
+def test_a_cell_with_a_sequence_here_and_one_on_the_cluster_draws_this_process_too():
+    events = sequence_events(t0=100.0) + cluster_events(t0=101.0, sequence=2)
+    state = dash.fold_all(dash.DashboardState(), events)
+    assert state.sequences == 2 and state.workers == WORKERS
+    assert state.total_elements == 1000 + 60 and state.done == 60
+    chunk = parses(dash.chunk_plot(state))
+    lines = chunk.findall(f".//{SVG}polyline")
+    assert [line.find(f"{SVG}title").text for line in lines] == ["this process", *WORKERS]
+    assert lines[0].get("stroke") == dash.THIS_PROCESS
+    assert len(lines[0].get("points").split()) == 5
