@@ -16,8 +16,9 @@ from typing import Sequence
 
 from ..runtime import events as ev
 from ..runtime.memory import format_bytes
-from .dashboard import (DashboardState, chunk_plot, fold_all, seconds_text, time_plot,
-                        utilisation_plot, worker_timeline)
+from .dashboard import (DashboardState, chunk_plot, fold_all, time_plot, utilisation_plot,
+                        worker_timeline)
+from .plots import seconds_text
 
 SHOWN = 12            # the first steps listed; then the last few
 LAST = 4
