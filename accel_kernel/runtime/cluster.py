@@ -110,8 +110,9 @@ class Cluster:
         """The workers now: address -> name (`0`, `1`, ... on a local cluster)."""
         info = self.client.scheduler_info(n_workers=-1) \
             if _takes_n_workers(self.client) else self.client.scheduler_info()
-        return {address: str(w.get("name", address))
-                for address, w in sorted(info.get("workers", {}).items())}
+        named = {address: str(w.get("name", address))
+                 for address, w in info.get("workers", {}).items()}
+        return dict(sorted(named.items(), key=lambda item: (len(item[1]), item[1])))
 
     def close(self) -> None:
         """Close what this object started (a client the caller gave is left open)."""
@@ -330,11 +331,13 @@ class ClusterRun:
         if not lane.compiled_once:
             lane.compiled_once = True
             events.emit(E.Compile(self.number, lane.name, partial.compiled))
-        rule = lane.scheduler.record(Sample(partial.count, partial.seconds, wall,
-                                            partial.nbytes))
+        # numba's compiling in a worker's first task is not the chunk's cost: left out
+        seconds = max(partial.seconds - partial.compiled, 0.0)
+        wall = max(wall - partial.compiled, seconds, 1e-9)
+        rule = lane.scheduler.record(Sample(partial.count, seconds, wall, partial.nbytes))
         s = lane.scheduler.state
         events.emit(E.Step(self.number, state["steps"], partial.start, partial.count,
-                           partial.nbytes, partial.seconds, wall, s.utilisation or 0.0,
+                           partial.nbytes, seconds, wall, s.utilisation or 0.0,
                            s.time_per_element or 0.0, s.size, rule, lane.name))
         lane.steps += 1
         state["steps"] += 1
