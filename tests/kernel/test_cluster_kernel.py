@@ -10,6 +10,7 @@ import pytest
 from jupyter_client.manager import KernelManager
 
 from .test_dashboard_kernel import reply_to, sequence, sequence_sum
+from .test_protocol import RecordingKernel
 
 TIMEOUT = 120
 
@@ -60,3 +61,16 @@ def test_cluster_magic_runs_sequences_on_workers_and_shutdown_closes_them():
             and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
+
+
+def test_a_failed_cell_puts_the_cluster_back():
+    kernel = RecordingKernel()
+    assert kernel.run("%cluster local 2")["status"] == "ok"
+    chosen = kernel.accel.cluster
+    reply = kernel.run("%cluster off\nnope")
+    assert reply["ename"] == "NameError"
+    assert kernel.accel.cluster is chosen
+    reply = kernel.run("%cluster local 3\nnope")
+    assert kernel.accel.cluster is chosen and chosen.describe().startswith("local 2")
+    assert kernel.run("%cluster off")["status"] == "ok" and kernel.accel.cluster is None
+    assert kernel.run("%cluster")["status"] == "ok"
