@@ -202,3 +202,16 @@ def test_the_library_api_names_a_cluster_and_traces_the_workers(cluster):
     assert prog.run("total", 5000, trace=True) == 5000 * 4999
     assert {e.worker for e in prog.events if isinstance(e, E.Step)} <= {"0", "1"}
     assert any(isinstance(e, E.Compile) for e in prog.events)
+
+
+def test_a_fold_of_arrays_is_joined_on_the_workers_in_a_tree(cluster):
+    from distributed import get_task_stream
+    session = Session(target="cpu", cluster=cluster)
+    code = PROGRAM + "let c = columns 3000\nc"
+    with get_task_stream(cluster.client) as stream:
+        got = session.execute(code).text
+    assert got == Session(target="interp").execute(code).text
+    names = [t["key"] if isinstance(t["key"], str) else str(t["key"]) for t in stream.data]
+    chunks = [k for k in names if k.startswith("accel-seq")]
+    combines = [k for k in names if "combine_task" in k]
+    assert len(combines) == len(chunks) - 1 >= 1, (len(chunks), len(combines))

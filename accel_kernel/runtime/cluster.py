@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from ..lang.errors import AccelError, ClusterError, Interrupted, OutOfMemory
@@ -158,6 +158,12 @@ class Partial:
     compiled: float
     worker: str
     address: str
+    kept: bool = False                # its state stays on the worker (a tree of combines)
+
+
+def summary(partial: Partial) -> Partial:
+    """A task's result without its values (the host's copy when they stay on the worker)."""
+    return replace(partial, state=None, parts=None, kept=True)
 
 
 @dataclass
@@ -177,6 +183,7 @@ class _Flight:
     address: str
     submitted: float
     rows: list | None                 # a Python iterable's rows sent with the task
+    kept: Any = None                  # the task whose result stays on the worker
 
 
 @dataclass
@@ -187,7 +194,9 @@ class ClusterRun:
     iterable's next rows as a list (None for a source the worker reads itself; `rows` None
     when no source is an iterable) and how many there were (fewer than `count` when the
     iterables ended); `task` is the worker's function (`task(job, start, count, rows) ->
-    Partial`)."""
+    Partial`). With `combine` (`combine(job, left, right) -> Partial`, a fold whose
+    accumulator holds arrays), the folds stay on the workers and are joined there in a tree
+    of combine tasks, in element order: `combined` is the result (None: no element)."""
     cluster: Cluster
     job: Job
     length: int | None
@@ -198,7 +207,10 @@ class ClusterRun:
     target: str = ""
     line: int = 0
     number: int = 0
+    combine: Callable | None = None
     partials: list = field(default_factory=list)
+    combined: list | None = None
+    _kept: dict = field(default_factory=dict)         # start -> the task keeping its fold
     _wake: threading.Event = field(default_factory=threading.Event)   # a task finished
     _ceiling: int = 0
 
@@ -237,19 +249,40 @@ class ClusterRun:
                                    ceiling, events)
             if errors:
                 raise min(errors, key=lambda e: e[0])[1]
+            if self.combine is not None and self._kept:
+                self.combined = self._tree(client, shared)
         except BaseException as error:
             if flights:
                 client.cancel(list(flights))
+            if self._kept:
+                client.cancel(list(self._kept.values()))
             events.emit(E.SeqEnd(self.number, sum(p.count for p in self.partials),
                                  state["steps"], time.perf_counter() - began,
                                  "cancelled" if isinstance(error, Interrupted) else "error"))
             raise
         finally:
             client.cancel([shared])
+            self._kept.clear()
         self.partials.sort(key=lambda p: p.start)
         events.emit(E.SeqEnd(self.number, sum(p.count for p in self.partials), state["steps"],
                              time.perf_counter() - began, "done"))
         return self.partials
+
+    def _tree(self, client: Any, shared: Any) -> list:
+        """The folds kept on the workers joined pairwise, neighbours only (the operator is
+        associative, not commutative), in log2(tasks) rounds of combine tasks."""
+        level = [self._kept[start] for start in sorted(self._kept)]
+        while len(level) > 1:
+            pairs = [client.submit(self.combine, shared, a, b, pure=False)
+                     for a, b in zip(level[::2], level[1::2])]
+            level = pairs + level[len(pairs) * 2:]
+        final = level[0]
+        final.add_done_callback(lambda _: self._wake.set())
+        while not final.done():
+            self._check_cancel({}, client)
+            self._wake.wait(_POLL)
+            self._wake.clear()
+        return final.result().state
 
     def _check_cancel(self, flights: dict, client: Any) -> None:
         if self.cancel is not None and self.cancel.is_set():
@@ -284,10 +317,13 @@ class ClusterRun:
                 state["next"] = start + count
                 if count == 0:
                     continue
-            future = client.submit(self.task, shared, start, count, rows,
-                                   workers=[address], allow_other_workers=True, pure=False,
+            pin = {"workers": [address], "allow_other_workers": True, "pure": False}
+            future = client.submit(self.task, shared, start, count, rows, **pin,
                                    key=f"accel-seq{self.number}-{start}-{count}-{id(self)}")
-            flights[future] = _Flight(start, count, address, time.perf_counter(), rows)
+            kept = None
+            if self.combine is not None:         # the fold stays there: its summary comes
+                kept, future = future, client.submit(summary, future, **pin)
+            flights[future] = _Flight(start, count, address, time.perf_counter(), rows, kept)
             future.add_done_callback(lambda _: self._wake.set())
 
     def _live(self, lanes: dict[str, _Lane]) -> set[str]:
@@ -313,7 +349,7 @@ class ClusterRun:
             raise ClusterError(f"a task of the sequence failed on the cluster: "
                                f"{type(error).__name__}: {error}") from None
         lane = lanes.get(partial.address) or lanes[flight.address]
-        if partial.state is None:         # refused memory before it ran: halves, again
+        if partial.state is None and not partial.kept:   # refused memory: halves, again
             if flight.count == 1:
                 raise OutOfMemory("one element of this sequence does not fit in memory")
             half = max(1, flight.count // 2)
@@ -342,6 +378,8 @@ class ClusterRun:
         lane.steps += 1
         state["steps"] += 1
         self.partials.append(partial)
+        if flight.kept is not None:
+            self._kept[partial.start] = flight.kept
 
 
 def _rows(rows: list | None, first: int, last: int) -> list | None:
