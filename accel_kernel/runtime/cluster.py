@@ -15,7 +15,8 @@ host (this process) keeps one adaptive scheduler per worker (`runtime/scheduler.
 5.4), and one task in flight per worker: a step's wall time is the task's round trip, so the
 chunks grow until the task's overhead is paid for. A Python iterable is pulled here and its
 rows sent with the task. The results come back in any order; the caller joins them in order
-(`Partial`). Events: `SeqBegin` with the workers, a `Step` per task with the worker's name, a
+(`Partial`), except a fold whose accumulator holds arrays: its folds stay on the workers and
+are joined there in a tree of combine tasks (`ClusterRun.combine`). Events: `SeqBegin` with the workers, a `Step` per task with the worker's name, a
 `Compile` for each worker's first task, `SeqEnd`.
 
 Faults: a worker that dies mid-run has its tasks run again elsewhere by Dask (a task is pinned
