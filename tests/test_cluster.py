@@ -215,3 +215,11 @@ def test_a_fold_of_arrays_is_joined_on_the_workers_in_a_tree(cluster):
     chunks = [k for k in names if k.startswith("accel-seq")]
     combines = [k for k in names if "combine_task" in k]
     assert len(combines) == len(chunks) - 1 >= 1, (len(chunks), len(combines))
+
+
+def test_a_client_made_by_the_caller_is_used_and_left_open(cluster):
+    session = Session(target="numpy", cluster=cluster.client)
+    assert session.cluster.describe().endswith("(a distributed.Client)")
+    assert session.execute("foldSeq (+) 0 (produce 100 (\\i -> i))").text == "4950"
+    session.close()
+    assert cluster.client.status == "running"

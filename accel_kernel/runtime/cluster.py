@@ -80,8 +80,8 @@ class Cluster:
             return f"local {self.workers} ({self.workers} worker processes, {state})"
         if self.address is not None:
             return f"{self.address} (a Dask scheduler)"
-        return f"{getattr(self._client, 'scheduler', None) and self._client.scheduler.address}" \
-               f" (a distributed.Client)"
+        address = getattr(getattr(self._client, "scheduler", None), "address", "?")
+        return f"{address} (a distributed.Client)"
 
     @property
     def client(self) -> Any:
