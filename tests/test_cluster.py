@@ -223,3 +223,19 @@ def test_a_client_made_by_the_caller_is_used_and_left_open(cluster):
     assert session.execute("foldSeq (+) 0 (produce 100 (\\i -> i))").text == "4950"
     session.close()
     assert cluster.client.status == "running"
+
+
+def test_an_array_is_sent_to_the_workers_once_and_again_when_changed(cluster):
+    import accel_kernel as acc
+    prog = acc.compile("def dot (xs: []i64) (n: i64) : i64 = "
+                       "foldSeq (+) 0 (produce n (\\i -> xs[i % length xs] * i))")
+    prog.set_cluster(cluster)
+    xs = np.arange(1000, dtype=np.int64)
+    expected = lambda: sum(int(xs[i % 1000]) * i for i in range(3000))   # noqa: E731
+    assert prog.run("dot", xs, 3000) == expected()
+    kept = dict(cluster._shared)
+    assert prog.run("dot", xs, 3000) == expected()
+    assert {k: v[2].key for k, v in cluster._shared.items()} == \
+        {k: v[2].key for k, v in kept.items()}                 # not scattered again
+    xs[5] = -7                                                 # changed in place
+    assert prog.run("dot", xs, 3000) == expected()

@@ -31,6 +31,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+import weakref
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
@@ -53,6 +54,7 @@ class Cluster:
         self.address: str | None = None
         self._client: Any = None
         self._local: Any = None
+        self._shared: dict[int, tuple] = {}     # id(value) -> (weakref, digest, future)
         if isinstance(spec, str):
             words = spec.split()
             if len(words) == 2 and words[0] == "local" and words[1].isdigit() \
@@ -107,6 +109,23 @@ class Cluster:
                                    f"{type(error).__name__}: {error}") from None
         return self._client
 
+    def share(self, value: Any, digest: int) -> Any:
+        """The future of `value` on every worker, scattered the first time it is shared and
+        kept while the value lives (a global read by every run of a sequence crosses the
+        network once). `digest` is a checksum of its contents: a numpy array the caller
+        changed in place since is scattered again."""
+        key = id(value)
+        hit = self._shared.get(key)
+        if hit is not None and hit[0]() is value and hit[1] == digest:
+            return hit[2]
+        future = self.client.scatter(value, hash=False, broadcast=True)
+        try:
+            ref = weakref.ref(value, lambda _, k=key: self._shared.pop(k, None))
+        except TypeError:                        # not weakly referable: not kept
+            return future
+        self._shared[key] = (ref, digest, future)
+        return future
+
     def worker_names(self) -> dict[str, str]:
         """The workers now: address -> name (`0`, `1`, ... on a local cluster)."""
         info = self.client.scheduler_info(n_workers=-1) \
@@ -124,6 +143,7 @@ class Cluster:
                 except Exception:                   # closing is best effort
                     pass
             self._client = self._local = None
+        self._shared.clear()
 
 
 def _takes_n_workers(client: Any) -> bool:
@@ -136,9 +156,11 @@ def _takes_n_workers(client: Any) -> bool:
 
 @dataclass(frozen=True)
 class Job:
-    """What every task of one sequence shares (scattered to the workers once): `factory`
-    makes the executor on the worker (`factory.executor(values)`), `op` the SeqLoop,
-    `values` what its body reads, `state` the fold's initial (neutral) accumulator."""
+    """What every task of one sequence shares (scattered to the workers once per run):
+    `factory` makes the executor on the worker (`factory.executor(values)`), `op` the
+    SeqLoop, `values` what its body reads (those the cluster keeps between runs, arrays,
+    come to each task apart: `ClusterRun.values`), `state` the fold's initial (neutral)
+    accumulator."""
     factory: Any
     op: Any
     values: dict
@@ -191,6 +213,10 @@ class _Flight:
 class ClusterRun:
     """Runs a sequence's steps as tasks: `run()` gives the `Partial`s in element order.
 
+    The tasks' functions get the job, then `arrays`: the values the cluster keeps on its
+    workers between runs (`Cluster.share`; a dict of futures, which Dask gives the task as
+    the values), then their own arguments.
+
     `pull(start, count)` gives `(rows, got)`: for each streamed source, the Python
     iterable's next rows as a list (None for a source the worker reads itself; `rows` None
     when no source is an iterable) and how many there were (fewer than `count` when the
@@ -209,9 +235,11 @@ class ClusterRun:
     line: int = 0
     number: int = 0
     combine: Callable | None = None
+    arrays: dict = field(default_factory=dict)   # name -> (value, digest): kept on the workers
     partials: list = field(default_factory=list)
     combined: list | None = None
     _kept: dict = field(default_factory=dict)         # start -> the task keeping its fold
+    _arrays: dict = field(default_factory=dict)       # name -> its future on the workers
     _wake: threading.Event = field(default_factory=threading.Event)   # a task finished
     _ceiling: int = 0
 
@@ -232,6 +260,8 @@ class ClusterRun:
         # on every worker: a worker that dies takes no lone copy with it (a restarted one
         # fetches the job from another)
         shared = client.scatter(self.job, hash=False, broadcast=True)
+        self._arrays = {name: self.cluster.share(v, digest)
+                        for name, (v, digest) in self.arrays.items()}
         flights: dict[Any, _Flight] = {}
         retry: list[tuple[int, int]] = []       # ranges refused memory: run again, halved
         errors: list[tuple[int, AccelError]] = []
@@ -274,7 +304,7 @@ class ClusterRun:
         associative, not commutative), in log2(tasks) rounds of combine tasks."""
         level = [self._kept[start] for start in sorted(self._kept)]
         while len(level) > 1:
-            pairs = [client.submit(self.combine, shared, a, b, pure=False)
+            pairs = [client.submit(self.combine, shared, self._arrays, a, b, pure=False)
                      for a, b in zip(level[::2], level[1::2])]
             level = pairs + level[len(pairs) * 2:]
         final = level[0]
@@ -319,7 +349,7 @@ class ClusterRun:
                 if count == 0:
                     continue
             pin = {"workers": [address], "allow_other_workers": True, "pure": False}
-            future = client.submit(self.task, shared, start, count, rows, **pin,
+            future = client.submit(self.task, shared, self._arrays, start, count, rows, **pin,
                                    key=f"accel-seq{self.number}-{start}-{count}-{id(self)}")
             kept = None
             if self.combine is not None:         # the fold stays there: its summary comes

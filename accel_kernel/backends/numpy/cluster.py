@@ -16,6 +16,7 @@ a streamed array) and runs one step of the body (`Executor.step`).
 """
 from __future__ import annotations
 
+import zlib
 from collections import ChainMap
 from dataclasses import dataclass, replace
 from typing import Any
@@ -31,6 +32,7 @@ from ...runtime.memory import Memory
 from ...runtime.sequences import HostStream, sequence_number
 from .costs import Counters
 from .rows import slice_rows
+from .values import Segs
 
 
 @dataclass(frozen=True)
@@ -74,7 +76,8 @@ def run_on_cluster(executor: Any, stmt: F.Stmt, op: F.SeqLoop, length: int | Non
         raise ClusterError(f"sequences of the `{executor.target}` target do not run on a "
                            f"cluster yet: `%cluster off`, or the cpu target", stmt.span)
     values = _values(executor, op, sources)
-    job = Job(factory, op, values, state)
+    arrays = {n: (v, digest(v)) for n, v in values.items() if _keepable(v)}
+    job = Job(factory, op, {n: v for n, v in values.items() if n not in arrays}, state)
 
     def pull(start: int, count: int) -> tuple[list | None, int]:
         if not any(isinstance(v, HostStream) for v in sources):
@@ -85,10 +88,10 @@ def run_on_cluster(executor: Any, stmt: F.Stmt, op: F.SeqLoop, length: int | Non
         return rows, got
 
     line = stmt.span.line if stmt.span is not None else 0
-    arrays = any(not isinstance(p.rep, F.ScalarRep) for p in op.params)
+    folds_arrays = any(not isinstance(p.rep, F.ScalarRep) for p in op.params)
     run = ClusterRun(executor.memory.cluster, job, length, executor.memory, chunk_task, pull,
                      executor.cancel, executor.target, line, sequence_number(),
-                     combine_task if arrays else None)
+                     combine_task if folds_arrays else None, arrays)
     try:
         partials = run.run()
         _no_rows_left(sources, sum(p.count for p in partials), stmt.span)
@@ -136,24 +139,38 @@ def _mapped(value: Any) -> Mapped | None:
     return Mapped(str(base.filename), offset, value.dtype.str, tuple(value.shape))
 
 
-def chunk_task(job: Job, start: int, count: int, rows: list | None) -> Partial:
+def _keepable(value: Any) -> bool:
+    """Whether the cluster keeps the value on its workers between runs (an array or an
+    irregular array: not a scalar, a tuple, a file reference or a row type)."""
+    return isinstance(value, (np.ndarray, Segs)) and not isinstance(value, np.generic)
+
+
+def digest(value: Any) -> int:
+    """A checksum of an array's contents (CRC-32, gigabytes a second): whether a value the
+    cluster keeps was changed in place since."""
+    if isinstance(value, Segs):
+        return zlib.crc32(digest(value.values).to_bytes(4, "little"), digest(value.offsets))
+    return zlib.crc32(np.ascontiguousarray(value).reshape(-1).view(np.uint8))
+
+
+def chunk_task(job: Job, arrays: dict, start: int, count: int, rows: list | None) -> Partial:
     """On a worker: one step of the sequence over [start, start + count)."""
     from distributed import get_worker
     worker = get_worker()
     name = str(worker.name) if worker.name is not None else worker.address
-    return _step(job, start, count, rows, name, worker.address)
+    return _step(job, {**job.values, **arrays}, start, count, rows, name, worker.address)
 
 
 @on_deep_stack
-def _step(job: Job, start: int, count: int, rows: list | None, name: str,
+def _step(job: Job, values: dict, start: int, count: int, rows: list | None, name: str,
           address: str) -> Partial:
     from .boundary import rows_to_flat
     before = job.factory.compile_seconds()
-    executor = job.factory.executor(job.values)
+    executor = job.factory.executor(values)
     op: F.SeqLoop = job.op
     chunks = []
     for k, (source, chunk) in enumerate(op.streams):
-        value = job.values[source.name]
+        value = values[source.name]
         if isinstance(value, Iterable):
             assert rows is not None and rows[k] is not None
             chunks.append(executor.coerce(rows_to_flat(rows[k], value.elem_type), chunk.rep))
@@ -173,14 +190,14 @@ def _step(job: Job, start: int, count: int, rows: list | None, name: str,
                    compiled, name, address)
 
 
-def combine_task(job: Job, left: Partial, right: Partial) -> Partial:
+def combine_task(job: Job, arrays: dict, left: Partial, right: Partial) -> Partial:
     """On a worker: two neighbouring folds joined with the fold's operator."""
-    return _combine(job, left, right)
+    return _combine(job, {**job.values, **arrays}, left, right)
 
 
 @on_deep_stack
-def _combine(job: Job, left: Partial, right: Partial) -> Partial:
-    executor = job.factory.executor(job.values)
+def _combine(job: Job, values: dict, left: Partial, right: Partial) -> Partial:
+    executor = job.factory.executor(values)
     op: F.SeqLoop = job.op
     with np.errstate(all="ignore"), executor:
         state = executor.combine(op, [executor.coerce(v, p.rep) for v, p in
