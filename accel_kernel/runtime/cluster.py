@@ -376,7 +376,9 @@ class ClusterRun:
         except AccelError as error:
             errors.append((flight.start, error))
             return
-        except Exception as error:        # the cluster's own failure (a worker died too often)
+        except Exception as error:
+            if not _cluster_failure(error):     # a bug in the task: the session's boundary
+                raise                           # makes it an InternalError
             raise ClusterError(f"a task of the sequence failed on the cluster: "
                                f"{type(error).__name__}: {error}") from None
         lane = lanes.get(partial.address) or lanes[flight.address]
@@ -411,6 +413,14 @@ class ClusterRun:
         self.partials.append(partial)
         if flight.kept is not None:
             self._kept[partial.start] = flight.kept
+
+
+def _cluster_failure(error: Exception) -> bool:
+    """Whether a task failed for the cluster's sake (its worker died more often than Dask
+    retries, a connection closed, a task cancelled by another client), not its own."""
+    from concurrent.futures import CancelledError
+    from distributed import KilledWorker
+    return isinstance(error, (KilledWorker, CancelledError, OSError, TimeoutError))
 
 
 def _rows(rows: list | None, first: int, last: int) -> list | None:
