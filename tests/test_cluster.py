@@ -95,7 +95,7 @@ def rows (n: i64) : [][]i64 = tabulate (mapSeq (\\i -> iota (i % 5)) (produce n 
 """
 
 
-@pytest.mark.parametrize("expr", ["total 30000", "columns 2000", "ragged 5000", "rows 777",
+@pytest.mark.parametrize("expr", ["total 3000", "columns 2000", "ragged 5000", "rows 777",
                                   "foldSeq (+) 0 (stream (iota 100000))",
                                   "elements (zipWithSeq (\\a b -> a * b) (stream (iota 999)) "
                                   "(produce 999 (\\i -> i + 1)))",
@@ -179,8 +179,8 @@ def test_a_worker_killed_mid_sequence_changes_no_result():
         with session.events.subscribed(kill_one_worker):
             session.execute(PROGRAM + "let t = total 100000\n")
         assert killed
-        expected = Session(target="interp").execute(PROGRAM + "let t = total 100000\nt")
-        assert session.execute("t").text == expected.text
+        expected = sum(k * (k - 1) // 2 for k in (i % 300 for i in range(100000)))
+        assert session.execute("t").text == str(expected)
     finally:
         cluster.close()
 
@@ -188,7 +188,7 @@ def test_a_worker_killed_mid_sequence_changes_no_result():
 def test_a_bad_cluster_is_a_clear_error():
     with pytest.raises(ValueError, match="local N"):
         Session(cluster="three workers")
-    session = Session(target="cpu", cluster="tcp://127.0.0.1:9")
+    session = Session(target="cpu", cluster=Cluster("tcp://127.0.0.1:9", timeout=1))
     with pytest.raises(AccelError, match="could not start the cluster") as info:
         session.execute("foldSeq (+) 0 (produce 10 (\\i -> i))")
     assert info.value.kind == "ClusterError"

@@ -48,8 +48,9 @@ class Cluster:
     on first use, closed with the session), a scheduler's address, or a `distributed.Client`
     the caller made (not closed here)."""
 
-    def __init__(self, spec: Any):
+    def __init__(self, spec: Any, timeout: float = 10):
         self.spec = spec
+        self.timeout = timeout           # seconds to reach a scheduler
         self.workers: int | None = None
         self.address: str | None = None
         self._client: Any = None
@@ -102,7 +103,8 @@ class Cluster:
                         env={"NUMBA_NUM_THREADS": str(threads)})
                     self._client = Client(self._local, set_as_default=False)
                 else:
-                    self._client = Client(self.address, timeout=10, set_as_default=False)
+                    self._client = Client(self.address, timeout=self.timeout,
+                                          set_as_default=False)
             except Exception as error:
                 self.close()
                 raise ClusterError(f"could not start the cluster {self.spec!r}: "
