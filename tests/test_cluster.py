@@ -146,7 +146,8 @@ def test_each_worker_has_a_lane_and_reports_its_first_compile(cluster):
         assert first.elements == 1
 
 
-def test_cancel_stops_the_tasks_and_the_session_keeps_its_globals(cluster):
+@pytest.mark.parametrize("expr", ["total 1000000", "columns 1000000"])
+def test_cancel_stops_the_tasks_and_the_session_keeps_its_globals(cluster, expr):
     session = Session(target="cpu", cluster=cluster)
     session.execute("let kept = 1")
 
@@ -156,7 +157,7 @@ def test_cancel_stops_the_tasks_and_the_session_keeps_its_globals(cluster):
     session.set_schedule("fixed 100")
     with session.events.subscribed(cancel_at_the_third_step), session.events.recording() as log:
         with pytest.raises(Interrupted):
-            session.execute(PROGRAM + "let kept = total 1000000\n")
+            session.execute(PROGRAM + f"let kept = {expr}\n")
     assert [e.outcome for e in log if isinstance(e, E.SeqEnd)] == ["cancelled"]
     session.cancel.clear()
     assert session.execute("kept").text == "1"

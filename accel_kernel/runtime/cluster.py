@@ -100,7 +100,10 @@ class Cluster:
                     self._local = LocalCluster(
                         n_workers=self.workers, threads_per_worker=1, processes=True,
                         dashboard_address=":0", silence_logs=50,
-                        env={"NUMBA_NUM_THREADS": str(threads)})
+                        # idle OpenMP threads that spin would take the core of the
+                        # other worker (measured: 25 s a run spinning, 0.7 s passive)
+                        env={"NUMBA_NUM_THREADS": str(threads),
+                             "OMP_WAIT_POLICY": "PASSIVE"})
                     self._client = Client(self._local, set_as_default=False)
                 else:
                     self._client = Client(self.address, timeout=self.timeout,
@@ -285,17 +288,16 @@ class ClusterRun:
             if self.combine is not None and self._kept:
                 self.combined = self._tree(client, shared)
         except BaseException as error:
-            if flights:
-                client.cancel(list(flights))
-            if self._kept:
-                client.cancel(list(self._kept.values()))
+            _cancel(client, flights)
             events.emit(E.SeqEnd(self.number, sum(p.count for p in self.partials),
                                  state["steps"], time.perf_counter() - began,
                                  "cancelled" if isinstance(error, Interrupted) else "error"))
             raise
         finally:
-            client.cancel([shared])
+            # dropped, not cancelled: cancelling the job would cancel every task that
+            # depends on it, which Dask's scheduler does not expect of finished ones
             self._kept.clear()
+            shared.release()
         self.partials.sort(key=lambda p: p.start)
         events.emit(E.SeqEnd(self.number, sum(p.count for p in self.partials), state["steps"],
                              time.perf_counter() - began, "done"))
@@ -319,9 +321,7 @@ class ClusterRun:
 
     def _check_cancel(self, flights: dict, client: Any) -> None:
         if self.cancel is not None and self.cancel.is_set():
-            if flights:
-                client.cancel(list(flights))
-                flights.clear()
+            _cancel(client, flights)
             raise Interrupted("evaluation interrupted")
 
     def _fill(self, client: Any, shared: Any, lanes: dict[str, _Lane], flights: dict,
@@ -415,6 +415,15 @@ class ClusterRun:
         self.partials.append(partial)
         if flight.kept is not None:
             self._kept[partial.start] = flight.kept
+
+
+def _cancel(client: Any, flights: dict) -> None:
+    """Cancel the tasks in flight: each chunk's task (a summary task depending on it goes
+    with it; Dask's scheduler expects a cancelled task's dependents to be wanted still)."""
+    roots = [f.kept if f.kept is not None else future for future, f in flights.items()]
+    if roots:
+        client.cancel(roots)
+    flights.clear()
 
 
 def _cluster_failure(error: Exception) -> bool:
