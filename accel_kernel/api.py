@@ -38,6 +38,15 @@ class Program:
         self._loaded = False
         self.events: list = []           # the last traced run's events (`run(trace=...)`)
 
+    def set_cluster(self, cluster: Any) -> None:
+        """Run this program's sequences as tasks on a Dask cluster: `local N`, a scheduler's
+        address (`tcp://HOST:8786`), a `distributed.Client`, or None (`Session.set_cluster`)."""
+        self._session.set_cluster(cluster)
+
+    def close(self) -> None:
+        """Close the local cluster this program started, if any."""
+        self._session.close()
+
     def type_of(self, name: str) -> str:
         scheme = self.checked.schemes.get(name)
         if scheme is None:

@@ -1,7 +1,7 @@
 """The `accel` command line: run programs and install the Jupyter kernel.
 
     accel run FILE [--target cpu|interp|numpy|cuda] [--json] [--check-facts]  (default: cpu)
-              [--budget SIZE] [--trace FILE.jsonl]
+              [--budget SIZE] [--trace FILE.jsonl] [--workers N | --scheduler ADDRESS]
     accel stages FILE [--entry NAME] [--stage S] [--target T] [--format text|dot|svg|json|ptx]
     accel kernel install [--user|--sys-prefix|--prefix DIR]
 
@@ -47,6 +47,14 @@ def _parser() -> argparse.ArgumentParser:
                      help="write the runtime's events (allocations, transfers, evictions, "
                           "kernel launches) to FILE, one JSON object a line")
 
+    where = run.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, metavar="N",
+                       help="run sequences' chunks as tasks on a Dask LocalCluster of N worker "
+                            "processes")
+    where.add_argument("--scheduler", metavar="ADDRESS",
+                       help="run sequences' chunks on an existing Dask cluster "
+                            "(tcp://HOST:8786)")
+
     stages = commands.add_parser("stages", help="show the compilation stages of a program")
     stages.add_argument("file")
     stages.add_argument("--entry", help="only this def (the other forms are still compiled)")
@@ -74,7 +82,9 @@ def _run(args: argparse.Namespace) -> int:
     if text is None:
         return 2
     try:
-        session = Session(target=args.target, check_facts=args.check_facts, budget=args.budget)
+        cluster = f"local {args.workers}" if args.workers is not None else args.scheduler
+        session = Session(target=args.target, check_facts=args.check_facts, budget=args.budget,
+                          cluster=cluster)
     except (NotImplementedError, ValueError) as err:    # not built; a budget not a size
         print(f"accel: {err}", file=sys.stderr)
         return 2
@@ -97,6 +107,7 @@ def _run(args: argparse.Namespace) -> int:
     finally:
         if trace is not None:
             trace.close()
+        session.close()
     return 0
 
 

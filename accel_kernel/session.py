@@ -135,7 +135,7 @@ def _accel_errors_only(phase: str):
 class Session:
     def __init__(self, target: str | targets.Target = targets.DEFAULT_TARGET,
                  check_facts: bool = False, options: targets.CompileOptions | None = None,
-                 budget: int | str | None = None):
+                 budget: int | str | None = None, cluster: Any = None):
         self.cancel = CancelToken()
         self.events = EventStream()      # the runtime's events (runtime/events.py)
         # check the shape and regularity facts of every cell on its data before running it
@@ -156,6 +156,7 @@ class Session:
         from .runtime.memory import Memory
         self.memory = Memory(events=self.events)      # buffers of the compiled targets
         self.set_budget(budget)
+        self.set_cluster(cluster)
         self._load_prelude()
 
     # ------------------------------------------------------------------ public API
@@ -195,6 +196,26 @@ class Session:
         """`adaptive` or `fixed N` (`%schedule`); ValueError for anything else."""
         self.memory.schedule = Scheduler.parse(schedule) if isinstance(schedule, str) \
             else schedule
+
+    @property
+    def cluster(self) -> Any:
+        """Where sequences run: a `runtime.cluster.Cluster`, or None (this process)."""
+        return self.memory.cluster
+
+    def set_cluster(self, cluster: Any) -> None:
+        """Run sequences' steps as tasks on a Dask cluster (`runtime/cluster.py`): `local N`
+        (a LocalCluster of N worker processes, started on first use), a scheduler's address
+        (`tcp://HOST:8786`), a `distributed.Client`, or None / `off` (this process). The
+        cluster set before is closed. ValueError for anything else."""
+        from .runtime.cluster import Cluster
+        chosen = Cluster.parse(cluster)
+        if self.memory.cluster is not None and self.memory.cluster is not chosen:
+            self.memory.cluster.close()
+        self.memory.cluster = chosen
+
+    def close(self) -> None:
+        """Close what the session started (a local cluster)."""
+        self.set_cluster(None)
 
     @deep
     @_accel_errors_only("execute")

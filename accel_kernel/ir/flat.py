@@ -391,7 +391,13 @@ class SeqLoop:
     targets: the params' final values, then each appended part concatenated over the steps
     in order. The body is the lifted, fused computation of a chunk: the chunk is the lifting
     context (Clifton-Everest 5.1-5.2). work: the body's over all steps; depth: the body's
-    per step, added up."""
+    per step, added up.
+
+    `combine` (a fold's, None without params) joins two partial accumulators: it reads the
+    left one as `params` and the right one as `right` and gives their fold's operator
+    applied to them. A run on one process never uses it; a cluster runs the steps apart,
+    each from `init` (the operator's neutral element), and joins their results in order
+    with it (`runtime/cluster.py`)."""
     params: tuple[FVar, ...]
     init: tuple[Atom, ...]
     length: Atom | None
@@ -399,6 +405,8 @@ class SeqLoop:
     count: FVar
     streams: tuple[tuple[FVar, FVar], ...]
     body: "Block"
+    right: tuple[FVar, ...] = ()
+    combine: "Block | None" = None
 
     @property
     def appended(self) -> int:
@@ -448,19 +456,21 @@ def blocks_of(op: "Op") -> list["Block"]:
         return [op.then, op.else_]
     if isinstance(op, Loop):
         return [b for b in (op.cond, op.body) if b is not None]
-    if isinstance(op, (Kernel, SeqLoop)):
+    if isinstance(op, SeqLoop):
+        return [op.body] + ([op.combine] if op.combine is not None else [])
+    if isinstance(op, Kernel):
         return [op.body]
     return []
 
 
 def bound_inside(op: "Op") -> set[str]:
     """The names an operation binds for its nested blocks only: a loop's parameters and
-    index, a sequence's parameters, start, count and chunks."""
+    index, a sequence's parameters, start, count, chunks and its combine's right operand."""
     if isinstance(op, Loop):
         return {p.name for p in op.params} | ({op.index.name} if op.index else set())
     if isinstance(op, SeqLoop):
         return ({p.name for p in op.params} | {op.start.name, op.count.name}
-                | {chunk.name for _, chunk in op.streams})
+                | {chunk.name for _, chunk in op.streams} | {r.name for r in op.right})
     return set()
 
 

@@ -204,9 +204,14 @@ def print_stmt(stmt: Stmt, indent: str = "") -> list[str]:
         length = "_" if op.length is None else print_atom(op.length)
         streams = "".join(f" stream {c.name}: {show_rep(c.rep)} <- {print_atom(x)}"
                           for x, c in op.streams)
-        return ([head + f"seq_loop {params} = {inits} of {length} by {op.start.name} "
-                 f"{op.count.name}{streams} do"]
-                + print_block(op.body, indent + INDENT + INDENT))
+        lines = ([head + f"seq_loop {params} = {inits} of {length} by {op.start.name} "
+                  f"{op.count.name}{streams} do"]
+                 + print_block(op.body, indent + INDENT + INDENT))
+        if op.combine is not None:      # combine (r: i64) do ... in (joined)
+            right = ", ".join(f"{r.name}: {show_rep(r.rep)}" for r in op.right)
+            lines += ([f"{indent + INDENT}combine ({right}) do"]
+                      + print_block(op.combine, indent + INDENT + INDENT))
+        return lines
     if isinstance(op, Loop):
         params = "(" + ", ".join(f"{p.name}: {show_rep(p.rep)}" for p in op.params) + ")"
         inits = "(" + ", ".join(print_atom(a) for a in op.init) + ")"
@@ -369,7 +374,7 @@ class _Reader:
         word = self.word()
         if word in ("true", "false"):
             return Const(word == "true", "bool")
-        if word in ("in", "let", "assert", "then", "else", "do", "while", "for"):
+        if word in ("in", "let", "assert", "then", "else", "do", "while", "for", "combine"):
             raise self.error(f"`{word}` where a variable or constant was expected")
         if word not in self.reps:
             raise self.error(f"`{word}` is not bound")
@@ -685,8 +690,21 @@ class _Parser(_Reader):
             self.take("<-")
             streams.append((self.atom(), chunk))
         self.keyword("do")
-        return SeqLoop(tuple(params), init, length, start, count, tuple(streams),
-                       self.block())
+        body = self.block()
+        right: list[FVar] = []
+        combine = None
+        if self.peek_word() == "combine":
+            self.keyword("combine")
+            self.take("(")
+            right = [] if self.peek(")") else [self.binding()]
+            while self.peek(","):
+                self.take(",")
+                right.append(self.binding())
+            self.take(")")
+            self.keyword("do")
+            combine = self.block()
+        return SeqLoop(tuple(params), init, length, start, count, tuple(streams), body,
+                       tuple(right), combine)
 
 
 def parse_flat(text: str, globals: dict[str, Rep] | None = None) -> FlatProgram:

@@ -309,6 +309,17 @@ class _Verifier:
              + ", ".join(show_rep(p.rep) for p in op.params))
         need(all(r is not None and not isinstance(r, ScalarRep)
                  for r in body[len(op.params):]), "an appended part must be an array")
+        if op.combine is not None:
+            joined = dict(scope) | {p.name: p.rep for p in op.params}  # bound above
+            need([r.rep for r in op.right] == [p.rep for p in op.params],
+                 "the combine's right operand must have the parameters' reps")
+            for r in op.right:
+                self.bind(r, joined, stmt)
+            combined = self.block(op.combine, joined)
+            need(combined == [p.rep for p in op.params],
+                 "the combine gives " + ", ".join(map(show_rep, combined)))
+        else:
+            need(not op.right, "a right operand without a combine")
         return list(body)
 
 
@@ -335,7 +346,8 @@ def _atom_fields(op) -> list[Atom]:
         if op.index is not None:
             out = [a for a in out if a != op.index]
     if isinstance(op, SeqLoop):        # so are a sequence's; its streamed values are read
-        names = {p.name for p in op.params} | {op.start.name, op.count.name}
+        names = ({p.name for p in op.params} | {op.start.name, op.count.name}
+                 | {r.name for r in op.right})
         out = [a for a in out if not (isinstance(a, FVar) and a.name in names)]
         out += [source for source, _ in op.streams]
     return out
@@ -353,6 +365,7 @@ def _bound_names(block: Block, out: set[str]) -> None:
             out.update(p.name for p in op.params)
             out.update((op.start.name, op.count.name))
             out.update(chunk.name for _, chunk in op.streams)
+            out.update(r.name for r in op.right)
         for inner in blocks_of(op):
             _bound_names(inner, out)
 

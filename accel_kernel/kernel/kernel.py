@@ -361,6 +361,11 @@ class AccelKernel(Kernel):
 
     # ------------------------------------------------------------------ complete / inspect
 
+    async def do_shutdown(self, restart: bool) -> dict[str, Any]:
+        """Close what the session started (a `%cluster local N`) before the process ends."""
+        self.accel.close()
+        return {"status": "ok", "restart": restart}
+
     async def do_complete(self, code: str, cursor_pos: int | None) -> dict[str, Any]:
         cursor = len(code) if cursor_pos is None else cursor_pos
         line_start = code.rfind("\n", 0, cursor) + 1

@@ -15,7 +15,8 @@ were before the cell (`Session.snapshot`/`restore`), so nothing of a failed cell
 every target and the device memory of the `cuda` target (`runtime/budget.py` evicts least
 recently used buffers to host memory past it); shown with each device pool's use.
 `%schedule [adaptive|fixed N]` shows or sets how sequences choose their chunk sizes
-(`session.schedule`, `runtime/scheduler.py`). `%dashboard` makes the kernel show the cell's
+(`session.schedule`, `runtime/scheduler.py`). `%cluster [local N|tcp://HOST:PORT|off]` shows
+or sets the Dask cluster sequences run on (`Session.set_cluster`). `%dashboard` makes the kernel show the cell's
 live dashboard there (`MagicOutput.dashboard`). `%cudasim` runs
 the `cuda` target on numba's CUDA simulator where there is no GPU (`kernel/cudasim.py`).
 `%time` adds a line counting the runtime's events of its run.
@@ -286,6 +287,20 @@ def _schedule(ctx: MagicContext, args: str) -> MagicOutput:
     return MagicOutput(stdout=[f"schedule: {session.schedule.describe()}\n"])
 
 
+def _cluster(ctx: MagicContext, args: str) -> MagicOutput:
+    """`%cluster` shows where sequences run; `%cluster local N`, `%cluster tcp://HOST:8786`
+    or `%cluster off` sets it (`Session.set_cluster`, `runtime/cluster.py`)."""
+    session = ctx.session
+    if args:
+        try:
+            session.set_cluster(args)
+        except ValueError as err:
+            raise MagicError(f"{err}\n{MAGICS['cluster'].usage}") from None
+    where = session.cluster.describe() if session.cluster is not None else \
+        "off (sequences run in this process)"
+    return MagicOutput(stdout=[f"cluster: {where}\n"])
+
+
 def _cudasim(ctx: MagicContext, args: str) -> MagicOutput:
     """`%cudasim`: the `cuda` target on numba's CUDA simulator where there is no GPU."""
     _no_args("cudasim", args)
@@ -297,6 +312,13 @@ BUDGET_BOUNDS = ("it bounds the bytes a sequence's chunk may hold on every targe
                  "`numpy`, `cuda`: the scheduler keeps chunks under it) and the device memory "
                  "of the `cuda` target (past it the least recently used buffers move to host "
                  "memory, and come back when used)")
+CLUSTER_FORMS = ("    local N: a Dask LocalCluster of N worker processes, started by the first "
+                 "sequence and closed with the kernel\n"
+                 "    tcp://HOST:PORT: an existing Dask scheduler (`dask scheduler`, "
+                 "`dask worker tcp://HOST:PORT`)\n"
+                 "    off: sequences run in the kernel's process\n"
+                 "    Each chunk of a top-level sequence becomes a task; each worker has its "
+                 "own adaptive scheduler (numpy and cpu targets)\n")
 SCHEDULE_RULES = ("    adaptive: the first step runs one element; the chunk grows while "
                   "utilisation is below 80%,\n    then grows while time per element falls and "
                   "shrinks when it rises (thesis 5.4)\n"
@@ -523,6 +545,9 @@ MAGICS: dict[str, Magic] = {m.name: m for m in [
     Magic("schedule", "%schedule [adaptive|fixed N]",
           "show or set how sequences choose their chunk sizes", _schedule,
           lambda: SCHEDULE_RULES),
+    Magic("cluster", "%cluster [local N|tcp://HOST:PORT|off]",
+          "show or set the Dask cluster whose workers run sequences' chunks", _cluster,
+          lambda: CLUSTER_FORMS),
     Magic("cudasim", "%cudasim", "where there is no GPU, run the cuda target on numba's CUDA "
           "simulator (before the first cuda cell)", _cudasim),
     Magic("load", "%load NAME PATH [KEY]", "bind NAME to data from .npy/.npz/.json/.parquet",

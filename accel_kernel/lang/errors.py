@@ -2,7 +2,7 @@
 
 `AccelError.kind` is the CamelCase name users see (`error: KIND at FILE:LINE:COL: message`).
 Kinds: SyntaxError, TypeError, NameError (compile time); IndexError, DivisionByZero, SizeError
-(run time); OutOfMemory (an allocation larger than the memory available, raised before it is
+(run time); StreamError, ClusterError (a streamed iterable, a cluster failed); OutOfMemory (an allocation larger than the memory available, raised before it is
 made); Interrupted (the user cancelled a running evaluation); InternalError (a bug of the
 implementation, naming the stage it happened in: never the answer to a valid program).
 """
@@ -35,6 +35,17 @@ class AccelError(Exception):
 
     def __str__(self) -> str:
         return self.headline()
+
+    def __reduce__(self):
+        """Pickled with its span and fields (a cluster's task sends its error back)."""
+        return _restore, (type(self), self.args, self.__dict__)
+
+
+def _restore(cls: type, args: tuple, state: dict) -> AccelError:
+    error = cls.__new__(cls)
+    Exception.__init__(error, *args)
+    error.__dict__.update(state)
+    return error
 
 
 class AccelSyntaxError(AccelError):
@@ -69,6 +80,12 @@ class StreamError(AccelRuntimeError):
     """A Python iterable streamed into a sequence failed: it raised, gave a row of another
     type, or was already consumed by an earlier run."""
     kind = "StreamError"
+
+
+class ClusterError(AccelRuntimeError):
+    """The cluster a sequence runs on failed: it could not be started or reached, or a
+    task's worker died more often than Dask retries (runtime/cluster.py)."""
+    kind = "ClusterError"
 
 
 class Interrupted(AccelError):

@@ -189,7 +189,9 @@ class Fuser:
             return replace(stmt, op=replace(op, body=self.block(op.body),
                                             cond=self.block(op.cond) if op.cond else None))
         if isinstance(op, SeqLoop):
-            return replace(stmt, op=replace(op, body=self.block(op.body)))
+            return replace(stmt, op=replace(
+                op, body=self.block(op.body),
+                combine=self.block(op.combine) if op.combine is not None else None))
         return stmt
 
     # ------------------------------------------------------------------ grouping

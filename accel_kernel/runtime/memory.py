@@ -90,6 +90,7 @@ class Memory:
     events: EventStream = field(default_factory=EventStream)
     devices: dict = field(default_factory=dict)   # device name -> runtime.budget.DevicePool
     schedule: Any = field(default_factory=_adaptive)  # sequences' runtime.scheduler.Scheduler
+    cluster: Any = None        # where sequences run: a runtime.cluster.Cluster, None: here
 
     def set_budget(self, budget: int | None) -> None:
         """Set (None: remove) the device budget, for the pools made later and those made."""

@@ -42,6 +42,11 @@ DEFAULT_CHUNK_BYTES = 256 << 20     # the chunk's bytes when no budget is set
 _numbers = itertools.count(1)
 
 
+def sequence_number() -> int:
+    """The next sequence's number in the session's events (`SeqBegin.sequence`)."""
+    return next(_numbers)
+
+
 def ceiling_for(budget: int | None) -> int:
     """The most bytes one chunk may hold under the budget."""
     return DEFAULT_CHUNK_BYTES if budget is None else max(1, budget // 2)
@@ -58,7 +63,7 @@ class SequenceRun:
         self.ceiling = ceiling_for(self.budget)
         prototype = scheduler or getattr(memory, "schedule", None) or Scheduler()
         self.scheduler = prototype.fresh(ceiling=self.ceiling)
-        self.number = next(_numbers)
+        self.number = sequence_number()
         self.start = 0
         self.steps = 0
         self.began = time.perf_counter()

@@ -18,7 +18,8 @@ import importlib.util
 import os
 import sys
 import time
-from dataclasses import dataclass, field
+from collections import ChainMap
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Mapping
@@ -193,6 +194,11 @@ def _executor_class(compiled: Compiled) -> type:
                                                  elements, seconds,
                                                  sum(a.nbytes for a in arrays)))
 
+        def worker_factory(self) -> "CpuFactory":
+            """The compiled module's code and kernel cache, for a cluster's workers."""
+            return CpuFactory(replace(compiled.code, program=None),
+                              str(Path(compiled.module.__file__).parent))
+
         def kernel_arg(self, value: Any) -> Any:
             """A kernel's input as its host function takes it (a contiguous array)."""
             return _kernel_arg(value)
@@ -251,6 +257,45 @@ def _executor_class(compiled: Compiled) -> type:
             self._cost(stmt, *lib_cost(op.name, count(values) + len(offsets) - 1, count(out)))
             return out
     return CpuExecutor
+
+
+@dataclass(frozen=True)
+class CpuFactory:
+    """The `cpu` target's executor on a cluster's worker (`numpy/cluster.py`): the module is
+    loaded once per worker process from the kernel cache's files (`load`), so numba's disk
+    cache is shared by the processes of one machine; a worker whose cache directory cannot
+    be made (another machine) uses its own default one."""
+    code: Module
+    cache_dir: str
+
+    def executor(self, values: Mapping[str, Any]) -> Executor:
+        compiled = self._compiled()
+        return _executor(compiled)(ChainMap(dict(values)), Counters(), None, compiled.memory)
+
+    def compile_seconds(self) -> float:
+        """Seconds numba compiled this module's kernels in this process so far."""
+        compiled = _WORKER.get(self._key())
+        return compiled.compile_seconds if compiled is not None else 0.0
+
+    def _key(self) -> tuple:
+        """The module's source and its kernels' statements (the same source may come from
+        two programs whose statements are numbered apart)."""
+        return self.code.key, tuple(sorted((i, k.name) for i, k in self.code.kernels.items()))
+
+    def _compiled(self) -> Compiled:
+        compiled = _WORKER.get(self._key())
+        if compiled is None:
+            cache = Path(self.cache_dir)
+            try:
+                cache.mkdir(parents=True, exist_ok=True)
+            except OSError:
+                cache = Path.home() / ".cache" / "accel_kernel" / "kernels"
+            compiled = Compiled(F.FlatProgram(()), self.code, load(self.code, cache))
+            _WORKER[self._key()] = compiled
+        return compiled
+
+
+_WORKER: dict[tuple, Compiled] = {}         # on a cluster's worker: `CpuFactory._key` -> it
 
 
 def _kernel_arg(value: Any) -> Any:

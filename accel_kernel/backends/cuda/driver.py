@@ -175,6 +175,10 @@ def _executor_class(compiled: Compiled) -> type:
         _seglibrary = run_seglibrary
         target = "cuda"
 
+        def worker_factory(self) -> None:
+            """Sequences of the cuda target do not run on a cluster (not built)."""
+            return None
+
         def _launched(self, name: str, values: Any, seconds: float) -> None:
             """Nothing: the device pool's launcher writes each launch's event."""
 

@@ -471,6 +471,9 @@ class Executor:
         length = _sequence_length(known if known is None or known >= 0 else None, sources,
                                   stmt.span)
         state = [self.coerce(self.atom(a), p.rep) for a, p in zip(op.init, op.params)]
+        if self.memory.cluster is not None:          # its steps as tasks (runtime/cluster.py)
+            from .cluster import run_on_cluster
+            return run_on_cluster(self, stmt, op, length, sources, state)
         appended: list[list[Any]] = [[] for _ in range(op.appended)]
         line = stmt.span.line if stmt.span is not None else 0
         run = SequenceRun(length, self.memory, self.target, line)
@@ -484,27 +487,18 @@ class Executor:
                 while True:
                     chunks = [self.seq_chunk(r, v, chunk.rep)
                               for r, v, (_, chunk) in zip(raw, sources, op.streams)]
-                    scope = {op.start.name: make_scalar("i64", start),
-                             op.count.name: make_scalar("i64", count),
-                             **{p.name: v for p, v in zip(op.params, state)},
-                             **{chunk.name: c for (_, chunk), c in zip(op.streams, chunks)}}
-                    held: list[int] = []
-                    began = time.perf_counter()
                     try:
-                        out = self.block(op.body, scope, held)
+                        out, seconds, nbytes = self.step(op, start, count, state, chunks)
                         break
                     except OutOfMemory:            # refused before it was made: try half
                         if count == 1:
                             raise
                         count = run.shrink(count)
                         raw = [self.seq_unpull(v, r, count) for v, r in zip(sources, raw)]
-                seconds = time.perf_counter() - began
-                state = [self.coerce(v, p.rep) for v, p in zip(out, op.params)]
+                state = out[:len(op.params)]
                 for parts, value in zip(appended, out[len(op.params):]):
                     parts.append(value)
-                for chunk in chunks:
-                    tmap(release_pages, chunk)
-                run.done(seconds, held[0] + sum(_nbytes(c) for c in chunks), count)
+                run.done(seconds, nbytes, count)
             _no_rows_left(sources, run.start, stmt.span)
         except BaseException as error:
             run.finish("cancelled" if isinstance(error, Interrupted) else "error")
@@ -515,6 +509,39 @@ class Executor:
         results = state + [self.seq_concat(parts, rep) for parts, rep in
                            zip(appended, [t.rep for t in stmt.targets[len(op.params):]])]
         return results[0] if len(results) == 1 else tuple(results)
+
+    def step(self, op: F.SeqLoop, start: int, count: int, state: list[Any],
+             chunks: list[Any]) -> tuple[list[Any], float, int]:
+        """One step of a sequence: the body on the chunk [start, start + count) whose
+        streamed values are `chunks`, the accumulator `state`; gives the body's results (the
+        new state, then the appended parts), the seconds it computed and the bytes it held.
+        OutOfMemory when a value was refused before it was made (try fewer elements)."""
+        scope = {op.start.name: make_scalar("i64", start),
+                 op.count.name: make_scalar("i64", count),
+                 **{p.name: v for p, v in zip(op.params, state)},
+                 **{chunk.name: c for (_, chunk), c in zip(op.streams, chunks)}}
+        held: list[int] = []
+        began = time.perf_counter()
+        out = self.block(op.body, scope, held)
+        seconds = time.perf_counter() - began
+        out = [self.coerce(v, p.rep) for v, p in zip(out, op.params)] + out[len(op.params):]
+        for chunk in chunks:
+            tmap(release_pages, chunk)
+        return out, seconds, held[0] + sum(_nbytes(c) for c in chunks)
+
+    def combine(self, op: F.SeqLoop, left: list[Any], right: list[Any]) -> list[Any]:
+        """A fold's operator on two partial accumulators (`SeqLoop.combine`)."""
+        assert op.combine is not None
+        scope = {**{p.name: v for p, v in zip(op.params, left)},
+                 **{r.name: v for r, v in zip(op.right, right)}}
+        out = self.block(op.combine, scope)
+        return [self.coerce(v, p.rep) for v, p in zip(out, op.params)]
+
+    def worker_factory(self) -> Any:
+        """How a cluster's worker makes this target's executor (`cluster.py`); None when
+        the target does not run on a cluster."""
+        from .cluster import NumpyFactory
+        return NumpyFactory()
 
     def seq_pull(self, value: Any, start: int, count: int) -> Any:
         """A streamed value's rows [start, start + count): a view of an array's rows, or the

@@ -53,6 +53,10 @@ def prune(block: Block) -> tuple[Block, list[Stmt]]:
             body, inner = prune(stmt.op.body)
             stmt = replace(stmt, op=replace(stmt.op, body=body))
             removed += inner
+            if stmt.op.combine is not None:
+                combine, inner = prune(stmt.op.combine)
+                stmt = replace(stmt, op=replace(stmt.op, combine=combine))
+                removed += inner
         kept.append(stmt)
         live |= reads(stmt.op)
     return Block(tuple(reversed(kept)), block.result), list(reversed(removed))

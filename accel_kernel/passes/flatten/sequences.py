@@ -10,6 +10,8 @@
   lifted like the body of a map; then the consumer's part: `foldSeq` reduces the chunk with
   its operator and combines the result with the accumulator (`op acc (reduce op ne
   chunk)`: foldSeq has reduce's contract, an associative operator and its neutral element);
+  the loop also keeps `op` on two accumulators (its `combine`), with which a cluster joins
+  the partial folds of chunks run apart;
   `elements` appends the chunk's flat values, `tabulate` its rows. The host's scheduler
   picks every step's chunk size (`runtime/scheduler.py`).
 - SEQ-LENGTHS: the lengths of zipped sequences are checked before the loop (interp checks
@@ -118,9 +120,18 @@ class SequenceRules:
         ok, out = self._body(frame, leaves(new), reps, None)
         if not ok:
             return False, out
+        # the combine: `op` on two partial accumulators, for a cluster (runtime/cluster.py)
+        right = [FVar(self.b.fresh("acc"), r) for r in reps]
+        with self.b.block() as joined:
+            both = self.apply_value(op, [state, _rebuild(ne, [Leaf(r) for r in right])],
+                                    node, env)
+        ok, combined = self._body(joined, leaves(both), reps, None)
+        if not ok:
+            return False, combined
         inits = [self.coerce(x, r).atom for x, r in zip(leaves(ne), reps)]
         loop = SeqLoop(tuple(params), tuple(inits), length, start, count, tuple(streams),
-                       Block(tuple(frame.stmts), tuple(out)))
+                       Block(tuple(frame.stmts), tuple(out)), tuple(right),
+                       Block(tuple(joined.stmts), tuple(combined)))
         targets = self.b.emit(loop, list(reps), "acc")
         return True, _rebuild(ne, [Leaf(t) for t in targets])
 

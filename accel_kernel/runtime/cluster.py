@@ -1,0 +1,346 @@
+"""Sequences on a Dask cluster: a sequence's steps become tasks on `distributed`'s workers.
+
+A session names a cluster (`Session(cluster=...)`, `%cluster`, `accel run --workers N`):
+
+    cluster = Cluster.parse("local 2")     # a LocalCluster of 2 worker processes
+    cluster = Cluster.parse("tcp://10.0.0.5:8786")   # an existing Dask scheduler
+    cluster.client                         # started on first use
+    cluster.close()                        # with the session
+
+`ClusterRun` runs one sequence (a `SeqLoop`, `ir/flat.py`) there. Every task gets the same
+`Job` (scattered once: the executor's recipe, the loop, the values its body reads) and a range
+of elements; it produces its chunk on the worker (an index range for `produce`, rows of a
+streamed array the worker holds or maps from its file) and runs the lifted, fused body. The
+host (this process) keeps one adaptive scheduler per worker (`runtime/scheduler.py`, thesis
+5.4), and one task in flight per worker: a step's wall time is the task's round trip, so the
+chunks grow until the task's overhead is paid for. A Python iterable is pulled here and its
+rows sent with the task. The results come back in any order; the caller joins them in order
+(`Partial`). Events: `SeqBegin` with the workers, a `Step` per task with the worker's name, a
+`Compile` for each worker's first task, `SeqEnd`.
+
+Faults: a worker that dies mid-run has its tasks run again elsewhere by Dask (a task is pinned
+to its worker only as a preference). An accel error in a task reaches the caller as the same
+error; when several tasks fail, the one of the earliest elements is raised once every task
+before it has finished. Cancel cancels the outstanding tasks.
+
+Dask is imported only when a cluster is used.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..lang.errors import AccelError, ClusterError, Interrupted, OutOfMemory
+from . import events as E
+from .scheduler import Sample, Scheduler, fits, single_element_too_big
+from .sequences import ceiling_for
+
+_POLL = 0.05          # seconds between looks at the cancel token while tasks run
+
+
+class Cluster:
+    """A cluster named by the session: `local N` (a LocalCluster of N worker processes made
+    on first use, closed with the session), a scheduler's address, or a `distributed.Client`
+    the caller made (not closed here)."""
+
+    def __init__(self, spec: Any):
+        self.spec = spec
+        self.workers: int | None = None
+        self.address: str | None = None
+        self._client: Any = None
+        self._local: Any = None
+        if isinstance(spec, str):
+            words = spec.split()
+            if len(words) == 2 and words[0] == "local" and words[1].isdigit() \
+                    and int(words[1]) >= 1:
+                self.workers = int(words[1])
+            elif len(words) == 1 and "://" in words[0]:
+                self.address = words[0]
+            else:
+                raise ValueError(f"a cluster is `local N` (N worker processes) or a Dask "
+                                 f"scheduler's address like tcp://HOST:8786, not {spec!r}")
+        else:
+            self._client = spec                  # a distributed.Client
+
+    @classmethod
+    def parse(cls, spec: Any) -> "Cluster | None":
+        """None for None, "" or "off"; else the cluster (ValueError for a bad spec)."""
+        if spec is None or (isinstance(spec, str) and spec.strip() in ("", "off", "none")):
+            return None
+        return spec if isinstance(spec, Cluster) else cls(spec.strip()
+                                                          if isinstance(spec, str) else spec)
+
+    def describe(self) -> str:
+        if self.workers is not None:
+            state = "running" if self._client is not None else "started on first use"
+            return f"local {self.workers} ({self.workers} worker processes, {state})"
+        if self.address is not None:
+            return f"{self.address} (a Dask scheduler)"
+        return f"{getattr(self._client, 'scheduler', None) and self._client.scheduler.address}" \
+               f" (a distributed.Client)"
+
+    @property
+    def client(self) -> Any:
+        """The Dask client, connected (and the local cluster started) on first use."""
+        if self._client is None:
+            try:
+                from distributed import Client, LocalCluster
+            except ImportError as error:           # pragma: no cover - a dependency
+                raise ClusterError(f"Dask's `distributed` is not installed: {error}") from None
+            try:
+                if self.workers is not None:
+                    threads = max(1, (os.cpu_count() or 1) // self.workers)
+                    self._local = LocalCluster(
+                        n_workers=self.workers, threads_per_worker=1, processes=True,
+                        dashboard_address=":0", silence_logs=50,
+                        env={"NUMBA_NUM_THREADS": str(threads)})
+                    self._client = Client(self._local, set_as_default=False)
+                else:
+                    self._client = Client(self.address, timeout=10, set_as_default=False)
+            except Exception as error:
+                self.close()
+                raise ClusterError(f"could not start the cluster {self.spec!r}: "
+                                   f"{type(error).__name__}: {error}") from None
+        return self._client
+
+    def worker_names(self) -> dict[str, str]:
+        """The workers now: address -> name (`0`, `1`, ... on a local cluster)."""
+        info = self.client.scheduler_info(n_workers=-1) \
+            if _takes_n_workers(self.client) else self.client.scheduler_info()
+        return {address: str(w.get("name", address))
+                for address, w in sorted(info.get("workers", {}).items())}
+
+    def close(self) -> None:
+        """Close what this object started (a client the caller gave is left open)."""
+        if self._local is not None:
+            for thing in (self._client, self._local):
+                try:
+                    thing.close()
+                except Exception:                   # closing is best effort
+                    pass
+            self._client = self._local = None
+
+
+def _takes_n_workers(client: Any) -> bool:
+    import inspect
+    return "n_workers" in inspect.signature(client.scheduler_info).parameters
+
+
+# ---------------------------------------------------------------- one sequence's tasks
+
+
+@dataclass(frozen=True)
+class Job:
+    """What every task of one sequence shares (scattered to the workers once): `factory`
+    makes the executor on the worker (`factory.executor(values)`), `op` the SeqLoop,
+    `values` what its body reads, `state` the fold's initial (neutral) accumulator."""
+    factory: Any
+    op: Any
+    values: dict
+    state: list
+
+
+@dataclass(frozen=True)
+class Partial:
+    """A task's result: the chunk [start, start + count)'s fold (`state`) and appended
+    parts, the computation's seconds on the worker, the bytes it held, the seconds numba
+    compiled there, and the worker (None `state` and parts: refused memory, try smaller)."""
+    start: int
+    count: int
+    state: list | None
+    parts: list | None
+    seconds: float
+    nbytes: int
+    compiled: float
+    worker: str
+    address: str
+
+
+@dataclass
+class _Lane:
+    """A worker's side of the run: its own scheduler, its task in flight."""
+    name: str
+    scheduler: Scheduler
+    steps: int = 0
+    limit: int = 1 << 62
+    compiled_once: bool = False
+
+
+@dataclass
+class _Flight:
+    start: int
+    count: int
+    address: str
+    submitted: float
+    rows: list | None                 # a Python iterable's rows sent with the task
+
+
+@dataclass
+class ClusterRun:
+    """Runs a sequence's steps as tasks: `run()` gives the `Partial`s in element order.
+
+    `pull(start, count)` gives `(rows, got)`: for each streamed source, the Python
+    iterable's next rows as a list (None for a source the worker reads itself; `rows` None
+    when no source is an iterable) and how many there were (fewer than `count` when the
+    iterables ended); `task` is the worker's function (`task(job, start, count, rows) ->
+    Partial`)."""
+    cluster: Cluster
+    job: Job
+    length: int | None
+    memory: Any
+    task: Callable
+    pull: Callable[[int, int], Any]
+    cancel: Any = None
+    target: str = ""
+    line: int = 0
+    number: int = 0
+    partials: list = field(default_factory=list)
+    _wake: threading.Event = field(default_factory=threading.Event)   # a task finished
+    _ceiling: int = 0
+
+    def run(self) -> list[Partial]:
+        client = self.cluster.client
+        budget = self.memory.budget
+        ceiling = self._ceiling = ceiling_for(budget)
+        prototype = getattr(self.memory, "schedule", None) or Scheduler()
+        workers = self.cluster.worker_names()
+        if not workers:
+            raise ClusterError(f"the cluster {self.cluster.spec!r} has no workers")
+        lanes = {a: _Lane(n, prototype.fresh(ceiling=ceiling)) for a, n in workers.items()}
+        events = self.memory.events
+        began = time.perf_counter()
+        events.emit(E.SeqBegin(self.number, self.length, prototype.describe(),
+                               ceiling if budget is not None else None, self.target,
+                               self.line, tuple(lane.name for lane in lanes.values())))
+        # on every worker: a worker that dies takes no lone copy with it (a restarted one
+        # fetches the job from another)
+        shared = client.scatter(self.job, hash=False, broadcast=True)
+        flights: dict[Any, _Flight] = {}
+        retry: list[tuple[int, int]] = []       # ranges refused memory: run again, halved
+        errors: list[tuple[int, AccelError]] = []
+        state = {"next": 0, "ended": False, "steps": 0}
+        try:
+            while True:
+                self._check_cancel(flights, client)
+                self._fill(client, shared, lanes, flights, retry, errors, state)
+                if not flights:
+                    break
+                self._wake.wait(_POLL)
+                self._wake.clear()
+                for future in [f for f in flights if f.done()]:
+                    flight = flights.pop(future)
+                    self._finished(future, flight, lanes, retry, errors, state, budget,
+                                   ceiling, events)
+            if errors:
+                raise min(errors, key=lambda e: e[0])[1]
+        except BaseException as error:
+            if flights:
+                client.cancel(list(flights))
+            events.emit(E.SeqEnd(self.number, sum(p.count for p in self.partials),
+                                 state["steps"], time.perf_counter() - began,
+                                 "cancelled" if isinstance(error, Interrupted) else "error"))
+            raise
+        finally:
+            client.cancel([shared])
+        self.partials.sort(key=lambda p: p.start)
+        events.emit(E.SeqEnd(self.number, sum(p.count for p in self.partials), state["steps"],
+                             time.perf_counter() - began, "done"))
+        return self.partials
+
+    def _check_cancel(self, flights: dict, client: Any) -> None:
+        if self.cancel is not None and self.cancel.is_set():
+            if flights:
+                client.cancel(list(flights))
+                flights.clear()
+            raise Interrupted("evaluation interrupted")
+
+    def _fill(self, client: Any, shared: Any, lanes: dict[str, _Lane], flights: dict,
+              retry: list, errors: list, state: dict) -> None:
+        """One task in flight on every worker while elements are left (none after an error
+        but those before it, which may fail earlier)."""
+        busy = {f.address for f in flights.values()}
+        live = self._live(lanes)
+        for address, lane in lanes.items():
+            if address in busy or address not in live:
+                continue
+            if retry:
+                start, count, rows = retry.pop(0)
+            else:
+                start = state["next"]
+                if state["ended"] or (self.length is not None and start >= self.length) \
+                        or (errors and start >= min(e[0] for e in errors)):
+                    continue
+                count = min(lane.scheduler.next_size(), lane.limit)
+                if self.length is not None:
+                    count = min(count, self.length - start)
+                rows, got = self.pull(start, count)
+                if got < count:                  # the Python iterables ended
+                    state["ended"] = True
+                count = got
+                state["next"] = start + count
+                if count == 0:
+                    continue
+            future = client.submit(self.task, shared, start, count, rows,
+                                   workers=[address], allow_other_workers=True, pure=False,
+                                   key=f"accel-seq{self.number}-{start}-{count}-{id(self)}")
+            flights[future] = _Flight(start, count, address, time.perf_counter(), rows)
+            future.add_done_callback(lambda _: self._wake.set())
+
+    def _live(self, lanes: dict[str, _Lane]) -> set[str]:
+        """The workers alive now; a new one (a restarted process) gets a lane."""
+        try:
+            now = self.cluster.worker_names()
+        except Exception:
+            return set(lanes)
+        for address, name in now.items():
+            if address not in lanes:
+                prototype = next(iter(lanes.values())).scheduler
+                lanes[address] = _Lane(name, prototype.fresh(ceiling=self._ceiling))
+        return set(now)
+
+    def _finished(self, future: Any, flight: _Flight, lanes: dict[str, _Lane], retry: list,
+                  errors: list, state: dict, budget: Any, ceiling: int, events: Any) -> None:
+        try:
+            partial: Partial = future.result()
+        except AccelError as error:
+            errors.append((flight.start, error))
+            return
+        except Exception as error:        # the cluster's own failure (a worker died too often)
+            raise ClusterError(f"a task of the sequence failed on the cluster: "
+                               f"{type(error).__name__}: {error}") from None
+        lane = lanes.get(partial.address) or lanes[flight.address]
+        if partial.state is None:         # refused memory before it ran: halves, again
+            if flight.count == 1:
+                raise OutOfMemory("one element of this sequence does not fit in memory")
+            half = max(1, flight.count // 2)
+            lane.limit = half
+            rows = flight.rows
+            retry[:0] = [(flight.start, half, _rows(rows, 0, half)),
+                         (flight.start + half, flight.count - half,
+                          _rows(rows, half, flight.count))]
+            return
+        wall = max(time.perf_counter() - flight.submitted, partial.seconds, 1e-9)
+        if budget is not None and lane.steps == 0 and not fits(partial.nbytes / partial.count,
+                                                               ceiling):
+            raise OutOfMemory(single_element_too_big(partial.nbytes // partial.count, ceiling),
+                              requested=partial.nbytes // partial.count, available=ceiling)
+        if not lane.compiled_once:
+            lane.compiled_once = True
+            events.emit(E.Compile(self.number, lane.name, partial.compiled))
+        rule = lane.scheduler.record(Sample(partial.count, partial.seconds, wall,
+                                            partial.nbytes))
+        s = lane.scheduler.state
+        events.emit(E.Step(self.number, state["steps"], partial.start, partial.count,
+                           partial.nbytes, partial.seconds, wall, s.utilisation or 0.0,
+                           s.time_per_element or 0.0, s.size, rule, lane.name))
+        lane.steps += 1
+        state["steps"] += 1
+        self.partials.append(partial)
+
+
+def _rows(rows: list | None, first: int, last: int) -> list | None:
+    """The rows [first, last) of each source's rows sent with a task (None: made there)."""
+    return None if rows is None else [r if r is None else r[first:last] for r in rows]

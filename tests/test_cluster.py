@@ -1,0 +1,195 @@
+"""Sequences on a Dask cluster (runtime/cluster.py): every sequence program of the suite gives
+the same result on a 2-worker LocalCluster as in one process; a worker killed mid-sequence
+changes nothing; an accel error in a task is the same error at the same place; Cancel stops
+the tasks and changes nothing.
+
+One LocalCluster of 2 worker processes is shared by the module (CI has 2 cores); the fault
+test starts its own, as it kills a worker.
+"""
+from __future__ import annotations
+
+import os
+import re
+import signal
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from accel_kernel.kernel.loading import bind_python
+from accel_kernel.lang.errors import AccelError, Interrupted
+from accel_kernel.runtime import events as E
+from accel_kernel.runtime.cluster import Cluster
+from accel_kernel.session import Session
+from notebook_inputs import cells  # tests/ is on the path
+
+REPO = Path(__file__).resolve().parent.parent
+SEQUENCE_WORDS = re.compile(r"\b(produce|stream|mapSeq|zipWithSeq|foldSeq|elements|tabulate)\b")
+PROGRAMS = [p for p in sorted((REPO / "tests" / "programs").glob("*.accel"))
+            + sorted((REPO / "tests" / "programs").glob("regressions/*.accel"))
+            if SEQUENCE_WORDS.search(p.read_text(encoding="utf-8"))]
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    chosen = Cluster.parse("local 2")
+    yield chosen
+    chosen.close()
+
+
+def outcome(session: Session, code: str, name: str = "cell"):
+    """("value", printed value) or ("error", kind, position) of one cell."""
+    try:
+        return "value", session.execute(code, name).text
+    except AccelError as err:
+        return "error", err.kind, err.location()
+
+
+def on_cluster(session: Session, code: str, name: str = "cell"):
+    """The cell's outcome and the names of the workers its sequences' steps ran on."""
+    with session.events.recording() as log:
+        result = outcome(session, code, name)
+    return result, {e.worker for e in log if isinstance(e, E.Step)}
+
+
+def test_the_suite_has_sequence_programs():
+    assert len(PROGRAMS) >= 15, [p.name for p in PROGRAMS]
+
+
+@pytest.mark.parametrize("target", ["numpy", "cpu"])
+def test_every_sequence_program_gives_the_same_result_on_the_cluster(cluster, target):
+    ran_there = 0
+    for path in PROGRAMS:
+        code = path.read_text(encoding="utf-8")
+        expected = outcome(Session(target=target), code, path.name)
+        got, workers = on_cluster(Session(target=target, cluster=cluster), code, path.name)
+        assert got == expected, path.name
+        assert "" not in workers, f"{path.name}: a step ran outside the cluster"
+        ran_there += bool(workers)
+    # most programs consume a sequence outside every map (inside a map it is an array)
+    assert ran_there >= len(PROGRAMS) // 2, ran_there
+
+
+def test_the_sequence_notebook_gives_the_same_results_on_the_cluster(cluster):
+    path = REPO / "notebooks" / "05-sequences.ipynb"
+    reference = Session(target="interp")
+    session = Session(target="cpu", cluster=cluster)
+    workers: set[str] = set()
+    python_cells = 0
+    for k, (source, _) in enumerate(cells(path)):
+        if source.startswith("%"):       # magics and %%python: the kernel's tests run those
+            python_cells += 1
+            continue
+        got, used = on_cluster(session, source, f"cell{k}")
+        assert got == outcome(reference, source, f"cell{k}"), source
+        workers |= used
+    assert workers == {"0", "1"}, workers
+
+
+PROGRAM = """
+def total (n: i64) : i64 = foldSeq (+) 0 (mapSeq (\\i -> reduce (+) 0 (iota (i % 300))) (produce n (\\i -> i)))
+def columns (n: i64) : [](i64, f64) = foldSeq (map2 (\\(a, x) (b, y) -> (a + b, x + y))) (replicate 3 (0, 0.0)) (produce n (\\i -> map (\\k -> (i * k, f64 (i + k))) (iota 3)))
+def ragged (n: i64) : []i64 = elements (mapSeq (\\i -> filter (\\x -> x % 3 != 0) (iota (i % 17))) (produce n (\\i -> i)))
+def rows (n: i64) : [][]i64 = tabulate (mapSeq (\\i -> iota (i % 5)) (produce n (\\i -> i)))
+"""
+
+
+@pytest.mark.parametrize("expr", ["total 30000", "columns 2000", "ragged 5000", "rows 777",
+                                  "foldSeq (+) 0 (stream (iota 100000))",
+                                  "elements (zipWithSeq (\\a b -> a * b) (stream (iota 999)) "
+                                  "(produce 999 (\\i -> i + 1)))",
+                                  "foldSeq (+) 0 (zipWithSeq (+) (produce 5 (\\i -> i)) "
+                                  "(produce 6 (\\i -> i)))",
+                                  "foldSeq (+) 0 (produce 9000 (\\i -> 100 / (8000 - i)))",
+                                  "foldSeq (+) 0 (produce 0 (\\i -> i))"])
+def test_folds_appends_and_errors_agree_with_one_process(cluster, expr):
+    code = PROGRAM + f"let result = {expr}\nresult"
+    expected = outcome(Session(target="interp"), code)
+    got, workers = on_cluster(Session(target="cpu", cluster=cluster), code)
+    assert got == expected
+    fails = "8000 - i" in expr or "produce 6" in expr
+    assert got[0] == ("error" if fails else "value"), got
+    if got[0] == "value" and "produce 0" not in expr:
+        assert workers and "" not in workers
+
+
+def test_a_python_generator_and_a_memory_mapped_file_stream_to_the_workers(cluster, tmp_path):
+    rows = np.arange(60000, dtype=np.int64).reshape(20000, 3)
+    np.save(tmp_path / "rows.npy", rows)
+    session = Session(target="cpu", cluster=cluster)
+    bind_python(session, {"mapped": np.load(tmp_path / "rows.npy", mmap_mode="r"),
+                          "gen": (np.arange(k % 7) for k in range(5000))}, "test")
+    assert session.execute("foldSeq (+) 0 (mapSeq (\\r -> reduce (+) 0 r) (stream mapped))"
+                           ).text == str(int(rows.sum()))
+    expected = sum(int(np.arange(k % 7).sum()) for k in range(5000))
+    got, workers = on_cluster(session, "foldSeq (+) 0 (mapSeq (\\r -> reduce (+) 0 r) "
+                                       "(stream gen))")
+    assert got == ("value", str(expected)) and workers <= {"0", "1"} and workers
+
+
+def test_each_worker_has_a_lane_and_reports_its_first_compile(cluster):
+    session = Session(target="cpu", cluster=cluster)
+    with session.events.recording() as log:
+        session.execute(PROGRAM + "let t = total 200000\n")
+    begin = next(e for e in log if isinstance(e, E.SeqBegin))
+    steps = [e for e in log if isinstance(e, E.Step)]
+    compiles = [e for e in log if isinstance(e, E.Compile)]
+    assert set(begin.workers) == {"0", "1"}
+    assert {e.worker for e in compiles} == {s.worker for s in steps}
+    assert sorted((s.start, s.elements) for s in steps)[0][0] == 0
+    covered = sorted((s.start, s.start + s.elements) for s in steps)
+    assert all(a[1] == b[0] for a, b in zip(covered, covered[1:]))
+    assert covered[-1][1] == 200000
+    for worker in {s.worker for s in steps}:          # each worker's scheduler starts at 1
+        first = min((s for s in steps if s.worker == worker), key=lambda s: s.step)
+        assert first.elements == 1
+
+
+def test_cancel_stops_the_tasks_and_the_session_keeps_its_globals(cluster):
+    session = Session(target="cpu", cluster=cluster)
+    session.execute("let kept = 1")
+
+    def cancel_at_the_third_step(event):
+        if isinstance(event, E.Step) and event.step == 2:
+            session.cancel.set()
+    session.set_schedule("fixed 100")
+    with session.events.subscribed(cancel_at_the_third_step), session.events.recording() as log:
+        with pytest.raises(Interrupted):
+            session.execute(PROGRAM + "let kept = total 1000000\n")
+    assert [e.outcome for e in log if isinstance(e, E.SeqEnd)] == ["cancelled"]
+    session.cancel.clear()
+    assert session.execute("kept").text == "1"
+
+
+def test_a_worker_killed_mid_sequence_changes_no_result():
+    cluster = Cluster.parse("local 2")
+    try:
+        session = Session(target="cpu", cluster=cluster)
+        session.set_schedule("fixed 2000")
+        pids = cluster.client.run(os.getpid)
+        killed: list[int] = []
+
+        def kill_one_worker(event):
+            if isinstance(event, E.Step) and event.step == 3 and not killed:
+                address = next(a for a, n in cluster.worker_names().items()
+                               if n == event.worker)
+                killed.append(pids[address])
+                os.kill(pids[address], signal.SIGKILL)
+        with session.events.subscribed(kill_one_worker):
+            session.execute(PROGRAM + "let t = total 100000\n")
+        assert killed
+        expected = Session(target="interp").execute(PROGRAM + "let t = total 100000\nt")
+        assert session.execute("t").text == expected.text
+    finally:
+        cluster.close()
+
+
+def test_a_bad_cluster_is_a_clear_error():
+    with pytest.raises(ValueError, match="local N"):
+        Session(cluster="three workers")
+    session = Session(target="cpu", cluster="tcp://127.0.0.1:9")
+    with pytest.raises(AccelError, match="could not start the cluster") as info:
+        session.execute("foldSeq (+) 0 (produce 10 (\\i -> i))")
+    assert info.value.kind == "ClusterError"
+    assert threading.active_count() < 50
