@@ -41,6 +41,7 @@ largest, per worker). The machine, its load before the run and the command go in
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import shlex
 import statistics
@@ -201,20 +202,21 @@ WORKLOADS = (
 )
 
 
-def compiled(workload: Workload, workers: int = 0):
-    """The workload's program, with a LocalCluster of `workers` processes when not 0."""
+def compiled(workload: Workload, cluster: Any = None):
+    """The workload's program; its sequences on `cluster` (`local N`, a
+    `runtime.cluster.Cluster`, ...: `Program.set_cluster`) when given."""
     import accel_kernel as acc
     program = acc.compile(workload.source(), workload.program)
-    if workers:
-        program.set_cluster(f"local {workers}")
+    if cluster:
+        program.set_cluster(cluster)
     return program
 
 
-def check(workload: Workload, scale: float, target: str, workers: int = 0,
+def check(workload: Workload, scale: float, target: str, cluster: Any = None,
           program=None) -> tuple[bool, Any, Any]:
     """(agrees, accel's value, the first baseline's) at this scale."""
     inputs = workload.make_inputs(scale)
-    program = program or compiled(workload, workers)
+    program = program or compiled(workload, cluster)
     got = program.run(workload.entry, *inputs.args, target=target)
     expected = workload.baselines[0][1](inputs.data)
     return workload.agrees(got, expected), got, expected
@@ -233,35 +235,46 @@ def _status_mb(field: str) -> float:
         return int(f.read().split(f"{field}:")[1].split()[0]) / 1024
 
 
-def _workers_peak(program) -> str:
-    """The cluster workers' peak RSS (MB), read on each worker; "" without a cluster."""
-    client = getattr(program, "cluster_client", lambda: None)()
-    if client is None:
-        return ""
-    peaks = client.run(_status_mb, "VmHWM")
-    return " + " + " + ".join(f"{mb:.0f}" for mb in peaks.values())
-
-
 @dataclass(frozen=True)
 class Timing:
     seconds: float              # the median of the timed runs
     value: Any
     peak_mb: float              # this process's peak RSS above its RSS before the run
+    workers_mb: tuple = ()      # the same for each cluster worker
     events: tuple = ()          # the last run's events (accel only)
 
 
-def timed(run: Callable[[], Any], repeat: int, traced=None) -> Timing:
+def _peak_growth(client: Any) -> Callable[[], tuple[float, ...]]:
+    """Resets the peak RSS of this process (and of the client's workers) and gives a function
+    that reads how far each rose above its RSS now."""
+    _peak_reset()
+    base = _status_mb("VmRSS")
+    workers = client.run(_reset_on_worker) if client is not None else {}
+
+    def grown() -> tuple[float, ...]:
+        peaks = client.run(_status_mb, "VmHWM") if client is not None else {}
+        return (_status_mb("VmHWM") - base,) + tuple(peaks[w] - workers[w] for w in sorted(
+            workers))
+    return grown
+
+
+def _reset_on_worker() -> float:
+    _peak_reset()
+    return _status_mb("VmRSS")
+
+
+def timed(run: Callable[[], Any], repeat: int, traced=None, client=None) -> Timing:
     value = run()                                    # compiles
-    times, peak = [], 0.0
+    times, peaks = [], []
     for _ in range(repeat):
-        _peak_reset()
-        base = _status_mb("VmRSS")
+        grown = _peak_growth(client)
         began = time.perf_counter()
         value = run()
         times.append(time.perf_counter() - began)
-        peak = max(peak, _status_mb("VmHWM") - base)
+        peaks.append(grown())
+    peak = tuple(max(p[k] for p in peaks) for k in range(len(peaks[0])))
     events = tuple(traced.events) if traced is not None else ()
-    return Timing(statistics.median(times), value, peak, events)
+    return Timing(statistics.median(times), value, peak[0], peak[1:], events)
 
 
 def chunk_sizes(events: tuple) -> str:
@@ -275,31 +288,39 @@ def chunk_sizes(events: tuple) -> str:
     workers = sorted({s.worker for s in steps if s.worker})
     for worker in workers:
         mine = [s.elements for s in steps if s.worker == worker]
-        text += f"; {worker.split(':')[-1]}: {len(mine)} steps, largest {max(mine):,}"
+        text += f"; worker {worker}: {len(mine)} steps, largest {max(mine):,}"
     compiles = [e for e in events if isinstance(e, E.Compile) and e.seconds > 0]
     if compiles:
         text += f"; compiled on workers {sum(e.seconds for e in compiles):.1f} s"
     return text
 
 
-def measure(workload: Workload, scale: float, repeat: int, workers: int) -> list[tuple]:
-    """Rows (variant, Timing) of one workload: accel on one process, on the cluster, and the
-    baselines; every value checked against the first baseline."""
+def measure(workload: Workload, scale: float, repeat: int,
+            cluster: Any = None) -> tuple[Inputs, list[tuple[str, Timing]]]:
+    """(inputs, rows (variant, Timing)) of one workload: accel on this process, on the
+    cluster, and the baselines; every value checked against the first baseline."""
     inputs = workload.make_inputs(scale)
     rows = []
-    variants = [("accel cpu, 1 process", 0)] + ([(f"accel cpu, local {workers}", workers)]
-                                                 if workers else [])
-    for label, count in variants:
-        program = compiled(workload, count)
+    variants = [("accel cpu, 1 process", None)]
+    if cluster is not None:
+        variants.append((f"accel cpu, local {cluster.workers}", cluster))
+    for label, where in variants:
+        program = compiled(workload, where)
         timing = timed(lambda: program.run(workload.entry, *inputs.args, target="cpu",
-                                           trace=True), repeat, program)
-        rows.append((label, timing, _workers_peak(program) if count else ""))
+                                           trace=True), repeat, program,
+                       where.client if where is not None else None)
+        rows.append((label, timing))
     for name, run in workload.baselines:
-        rows.append((name, timed(lambda: run(inputs.data), repeat), ""))
+        rows.append((name, timed(lambda: run(inputs.data), repeat)))
     expected = rows[-len(workload.baselines)][1].value
-    for label, timing, _ in rows:
+    for label, timing in rows:
         assert workload.agrees(timing.value, expected), (workload.name, label)
     return inputs, rows
+
+
+def _memory(timing: Timing) -> str:
+    workers = "".join(f" + {mb:.0f}" for mb in timing.workers_mb)
+    return f"{timing.peak_mb:.0f}{workers}"
 
 
 def main() -> None:
@@ -311,37 +332,47 @@ def main() -> None:
     parser.add_argument("--check", action="store_true")
     parser.add_argument("--targets", default="interp,numpy,cpu")
     args = parser.parse_args()
+    logging.getLogger("distributed").setLevel(logging.WARNING)   # the scheduler runs here
+    from accel_kernel.runtime.cluster import Cluster
+    cluster = Cluster.parse(f"local {args.workers}") if args.workers else None
     chosen = [w for w in WORKLOADS if not args.only or w.name in args.only.split(",")]
-    if args.check:
-        failed = 0
+    try:
+        if args.check:
+            sys.exit(_check_all(chosen, args.scale or 1e-3, args.targets.split(","), cluster))
+        load = os.getloadavg()[0]
+        print(f"# cluster: {machine()}; load average {load:.2f} before the run")
+        print(f"# command: python -m benchmarks.cluster {shlex.join(sys.argv[1:])}\n")
+        print("| workload | variant | median s | ns / element | M elements / s | vs best "
+              "baseline | peak RSS above baseline, MB (this process + workers) | chunks |")
+        print("|---|---|---:|---:|---:|---:|---:|---|")
         for workload in chosen:
-            for target in args.targets.split(","):
-                for workers in sorted({0, args.workers if target == "cpu" else 0}):
-                    ok, _, _ = check(workload, args.scale or 1e-3, target, workers)
-                    where = f"{target}" + (f", local {workers}" if workers else "")
-                    print(f"{workload.name} on {where}: {'agrees' if ok else 'DIFFERS'}",
-                          flush=True)
-                    failed += not ok
-        sys.exit(1 if failed else 0)
+            inputs, rows = measure(workload, args.scale or 1.0, args.repeat, cluster)
+            best = min(t.seconds for _, t in rows[-len(workload.baselines):])
+            print(f"| **{workload.name}** | {inputs.size} | | | | | | |")
+            for label, timing in rows:
+                per = timing.seconds / inputs.elements
+                print(f"| {workload.name} | {label} | {timing.seconds:.3g} | {per * 1e9:.3g} | "
+                      f"{inputs.elements / timing.seconds / 1e6:.3g} | "
+                      f"{best / timing.seconds:.2f} | {_memory(timing)} | "
+                      f"{chunk_sizes(timing.events)} |", flush=True)
+        print(f"\n# {versions()}; load average {os.getloadavg()[0]:.2f} after the run")
+    finally:
+        if cluster is not None:
+            cluster.close()
 
-    load = os.getloadavg()[0]
-    print(f"# cluster: {machine()}; load average {load:.2f} before the run")
-    print(f"# {versions()}")
-    print(f"# command: python -m benchmarks.cluster {shlex.join(sys.argv[1:])}\n")
-    print("| workload | variant | median s | ns / element | M elements / s | vs best "
-          "baseline | peak RSS above baseline (MB) | chunks |")
-    print("|---|---|---:|---:|---:|---:|---:|---|")
+
+def _check_all(chosen: list[Workload], scale: float, targets: list[str], cluster) -> int:
+    """Each workload on each target (and `cpu` on the cluster): 1 if one differs."""
+    failed = 0
     for workload in chosen:
-        inputs, rows = measure(workload, args.scale or 1.0, args.repeat, args.workers)
-        best = min(t.seconds for _, t, _ in rows[-len(workload.baselines):])
-        print(f"| **{workload.name}** | {inputs.size} | | | | | | |")
-        for label, timing, workers_peak in rows:
-            per = timing.seconds / inputs.elements
-            print(f"| {workload.name} | {label} | {timing.seconds:.3g} | {per * 1e9:.3g} | "
-                  f"{inputs.elements / timing.seconds / 1e6:.3g} | "
-                  f"{best / timing.seconds:.2f} | {timing.peak_mb:.0f}{workers_peak} | "
-                  f"{chunk_sizes(timing.events)} |", flush=True)
-    print(f"\n# {versions()}")
+        places = [(t, None) for t in targets]
+        places += [("cpu", cluster)] if cluster is not None else []
+        for target, where in places:
+            ok, _, _ = check(workload, scale, target, where)
+            name = target + (f", local {where.workers}" if where is not None else "")
+            print(f"{workload.name} on {name}: {'agrees' if ok else 'DIFFERS'}", flush=True)
+            failed += not ok
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

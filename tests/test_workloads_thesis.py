@@ -1,6 +1,7 @@
 """The thesis' four workloads (benchmarks/cluster.py, benchmarks/programs/thesis_*.accel) at a
-tiny scale: every program agrees with its baselines on `interp`, `numpy` and `cpu`, and the
-baselines agree with each other."""
+tiny scale: every program agrees with its baselines on `interp`, `numpy` and `cpu`, also with
+its sequences on a 2-worker LocalCluster (one, shared by the module), and the baselines agree
+with each other."""
 from __future__ import annotations
 
 import hashlib
@@ -26,6 +27,26 @@ def programs():
 def test_the_program_agrees_with_its_baselines(programs, name: str, target: str):
     ok, got, expected = C.check(WORKLOADS[name], SCALE, target, program=programs[name])
     assert ok, (got, expected)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    from accel_kernel.runtime.cluster import Cluster
+    chosen = Cluster.parse("local 2")
+    yield chosen
+    chosen.close()
+
+
+@pytest.mark.parametrize("name", sorted(WORKLOADS))
+def test_the_program_agrees_on_a_cluster(cluster, name: str):
+    from accel_kernel.runtime import events as E
+    workload = WORKLOADS[name]
+    program = C.compiled(workload, cluster)
+    inputs = workload.make_inputs(SCALE)
+    got = program.run(workload.entry, *inputs.args, target="cpu", trace=True)
+    assert workload.agrees(got, workload.baselines[0][1](inputs.data))
+    assert {e.worker for e in program.events if isinstance(e, E.Step)} <= {"0", "1"}
+    assert any(isinstance(e, E.Step) and e.worker for e in program.events)
 
 
 @pytest.mark.parametrize("name", sorted(WORKLOADS))
