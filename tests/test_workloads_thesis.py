@@ -109,7 +109,7 @@ def test_the_chunk_sizes_are_read_from_the_steps():
         return E.Step(time=0.0, sequence=1, step=k, start=0, elements=elements, nbytes=8,
                       seconds=1e-3, wall=1e-3, utilisation=1.0, time_per_element=1e-6,
                       next_size=1, rule="first", worker=worker)
-    events = (step(0, 1, "tcp://a:1"), step(1, 2, "tcp://b:2"), step(2, 64, "tcp://a:1"))
-    assert C.chunk_sizes(events) == ("3 steps: 1, 2, 64, … largest 64; 1: 2 steps, largest 64; "
-                                     "2: 1 steps, largest 2")
+    events = (step(0, 1, "0"), step(1, 2, "1"), step(2, 64, "0"))
+    assert C.chunk_sizes(events) == ("3 steps: 1, 2, 64, … largest 64; worker 0: 2 steps, "
+                                     "largest 64; worker 1: 1 steps, largest 2")
     assert C.chunk_sizes(()) == ""
