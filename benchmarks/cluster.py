@@ -37,6 +37,11 @@ fastest baseline, the peak memory of this process above its baseline (VmHWM, res
 each run; a cluster's workers are separate processes, their peak is given after a `+`), and
 the chunk sizes the scheduler chose (from the run's `Step` events: steps, the first sizes, the
 largest, per worker). The machine, its load before the run and the command go in the header.
+
+`OMP_WAIT_POLICY=PASSIVE python -m benchmarks.cluster` runs it with OpenMP's threads sleeping
+rather than spinning between parallel regions (numba's `omp` threading layer; the cluster's
+worker processes inherit the variable): on a machine with no core to spare, a worker whose
+idle threads spin takes the core the other worker needs (RESULTS.md has both runs).
 """
 from __future__ import annotations
 
@@ -340,7 +345,8 @@ def main() -> None:
         if args.check:
             sys.exit(_check_all(chosen, args.scale or 1e-3, args.targets.split(","), cluster))
         load = os.getloadavg()[0]
-        print(f"# cluster: {machine()}; load average {load:.2f} before the run")
+        print(f"# cluster: {machine()}; load average {load:.2f} before the run; "
+              f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(unset)')}")
         print(f"# command: python -m benchmarks.cluster {shlex.join(sys.argv[1:])}\n")
         print("| workload | variant | median s | ns / element | M elements / s | vs best "
               "baseline | peak RSS above baseline, MB (this process + workers) | chunks |")
