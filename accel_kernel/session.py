@@ -110,6 +110,7 @@ class _Snapshot:
     globals: dict
     budget: int | None = None
     schedule: Any = None
+    cluster: Any = None
 
 
 @dataclass
@@ -395,9 +396,11 @@ class Session:
         return self._globals[name].value
 
     def snapshot(self) -> "_Snapshot":
-        """The session's state (its globals, target, budget and schedule), for `restore`: the kernel makes a
-        whole cell, meta-commands included, one transaction with it."""
-        return _Snapshot(self.target_record, dict(self._globals), self.budget, self.schedule)
+        """The session's state (its globals, target, budget, schedule and cluster), for
+        `restore`: the kernel makes a whole cell, meta-commands included, one transaction
+        with it."""
+        return _Snapshot(self.target_record, dict(self._globals), self.budget, self.schedule,
+                         self.cluster)
 
     def restore(self, snapshot: "_Snapshot") -> None:
         """Put back the state of `snapshot` (what a failed cell changed is undone). The types
@@ -405,6 +408,8 @@ class Session:
         shared (never changed); the compiled calls are dropped."""
         self.target_record = snapshot.target
         self.memory.schedule = snapshot.schedule
+        if snapshot.cluster is not self.cluster:      # a cluster the cell named is closed
+            self.set_cluster(snapshot.cluster)       # (one closed by it starts again on use)
         if snapshot.budget != self.budget:
             self.set_budget(snapshot.budget)
         self._globals.clear()

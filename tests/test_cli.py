@@ -210,3 +210,15 @@ def test_run_with_a_budget_that_is_not_a_size_exits_2(tmp_path, capsys):
     assert "cannot read `lots` as a size" in capsys.readouterr().err
     assert main(["run", path, "--trace", str(tmp_path / "no" / "such" / "t.jsonl")]) == 2
     assert "cannot write" in capsys.readouterr().err
+
+
+def test_run_on_a_local_cluster_gives_the_same_value(tmp_path, capsys):
+    path = write(tmp_path, "foldSeq (+) 0 (mapSeq (\\i -> i * i) (produce 1000 (\\i -> i)))\n")
+    assert main(["run", path, "--workers", "2"]) == 0
+    assert capsys.readouterr().out == f"{sum(i * i for i in range(1000))}\n"
+    with pytest.raises(SystemExit) as exited:
+        main(["run", path, "--workers", "2", "--scheduler", "tcp://127.0.0.1:9"])
+    assert exited.value.code == 2
+    assert "not allowed with argument" in capsys.readouterr().err
+    assert main(["run", path, "--workers", "0"]) == 2
+    assert "a cluster is `local N`" in capsys.readouterr().err

@@ -193,3 +193,33 @@ def test_a_bad_cluster_is_a_clear_error():
         session.execute("foldSeq (+) 0 (produce 10 (\\i -> i))")
     assert info.value.kind == "ClusterError"
     assert threading.active_count() < 50
+
+
+def test_the_library_api_names_a_cluster_and_traces_the_workers(cluster):
+    import accel_kernel as acc
+    prog = acc.compile("def total (n: i64) : i64 = foldSeq (+) 0 (produce n (\\i -> i * 2))")
+    prog.set_cluster(cluster)
+    assert prog.run("total", 5000, trace=True) == 5000 * 4999
+    assert {e.worker for e in prog.events if isinstance(e, E.Step)} <= {"0", "1"}
+    assert any(isinstance(e, E.Compile) for e in prog.events)
+
+
+def test_a_fold_of_arrays_is_joined_on_the_workers_in_a_tree(cluster):
+    from distributed import get_task_stream
+    session = Session(target="cpu", cluster=cluster)
+    code = PROGRAM + "let c = columns 3000\nc"
+    with get_task_stream(cluster.client) as stream:
+        got = session.execute(code).text
+    assert got == Session(target="interp").execute(code).text
+    names = [t["key"] if isinstance(t["key"], str) else str(t["key"]) for t in stream.data]
+    chunks = [k for k in names if k.startswith("accel-seq")]
+    combines = [k for k in names if "combine_task" in k]
+    assert len(combines) == len(chunks) - 1 >= 1, (len(chunks), len(combines))
+
+
+def test_a_client_made_by_the_caller_is_used_and_left_open(cluster):
+    session = Session(target="numpy", cluster=cluster.client)
+    assert session.cluster.describe().endswith("(a distributed.Client)")
+    assert session.execute("foldSeq (+) 0 (produce 100 (\\i -> i))").text == "4950"
+    session.close()
+    assert cluster.client.status == "running"

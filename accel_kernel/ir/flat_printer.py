@@ -634,15 +634,20 @@ class _Parser(_Reader):
                 return out
             out.append(self.atom())
 
+    def bindings(self) -> list[FVar]:
+        """`(name: rep, ...)`, possibly empty."""
+        self.take("(")
+        out = [] if self.peek(")") else [self.binding()]
+        while self.peek(","):
+            self.take(",")
+            out.append(self.binding())
+        self.take(")")
+        return out
+
     def state(self) -> tuple[list[FVar], tuple[Atom, ...]]:
         """A loop's `(p: rep, ...) = (init, ...)`: its parameters are bound only after their
         initial values, which are read outside the loop (the caller binds them)."""
-        self.take("(")
-        params = [] if self.peek(")") else [self.binding()]
-        while self.peek(","):
-            self.take(",")
-            params.append(self.binding())
-        self.take(")")
+        params = self.bindings()
         self.take("=")
         for p in params:
             self.reps.pop(p.name, None)
@@ -695,12 +700,7 @@ class _Parser(_Reader):
         combine = None
         if self.peek_word() == "combine":
             self.keyword("combine")
-            self.take("(")
-            right = [] if self.peek(")") else [self.binding()]
-            while self.peek(","):
-                self.take(",")
-                right.append(self.binding())
-            self.take(")")
+            right = self.bindings()
             self.keyword("do")
             combine = self.block()
         return SeqLoop(tuple(params), init, length, start, count, tuple(streams), body,

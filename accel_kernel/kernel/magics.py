@@ -43,7 +43,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from .. import targets
 from ..runtime.budget import SIZE_FORMS
@@ -278,24 +278,25 @@ def _dashboard(ctx: MagicContext, args: str) -> MagicOutput:
 def _schedule(ctx: MagicContext, args: str) -> MagicOutput:
     """`%schedule` shows how sequences choose their chunk sizes; `%schedule adaptive` or
     `%schedule fixed N` sets it (`runtime.scheduler.Scheduler.parse`)."""
-    session = ctx.session
+    _set("schedule", args, ctx.session.set_schedule)
+    return MagicOutput(stdout=[f"schedule: {ctx.session.schedule.describe()}\n"])
+
+
+def _set(magic: str, args: str, setter: Callable[[str], None]) -> None:
+    """Set a session's setting from a meta-command's arguments, if any (a value the setter
+    refuses is a MagicError with the meta-command's usage)."""
     if args:
         try:
-            session.set_schedule(args)
+            setter(args)
         except ValueError as err:
-            raise MagicError(f"{err}\n{MAGICS['schedule'].usage}") from None
-    return MagicOutput(stdout=[f"schedule: {session.schedule.describe()}\n"])
+            raise MagicError(f"{err}\n{MAGICS[magic].usage}") from None
 
 
 def _cluster(ctx: MagicContext, args: str) -> MagicOutput:
     """`%cluster` shows where sequences run; `%cluster local N`, `%cluster tcp://HOST:8786`
     or `%cluster off` sets it (`Session.set_cluster`, `runtime/cluster.py`)."""
     session = ctx.session
-    if args:
-        try:
-            session.set_cluster(args)
-        except ValueError as err:
-            raise MagicError(f"{err}\n{MAGICS['cluster'].usage}") from None
+    _set("cluster", args, session.set_cluster)
     where = session.cluster.describe() if session.cluster is not None else \
         "off (sequences run in this process)"
     return MagicOutput(stdout=[f"cluster: {where}\n"])

@@ -15,7 +15,8 @@ host (this process) keeps one adaptive scheduler per worker (`runtime/scheduler.
 5.4), and one task in flight per worker: a step's wall time is the task's round trip, so the
 chunks grow until the task's overhead is paid for. A Python iterable is pulled here and its
 rows sent with the task. The results come back in any order; the caller joins them in order
-(`Partial`). Events: `SeqBegin` with the workers, a `Step` per task with the worker's name, a
+(`Partial`), except a fold whose accumulator holds arrays: its folds stay on the workers and
+are joined there in a tree of combine tasks (`ClusterRun.combine`). Events: `SeqBegin` with the workers, a `Step` per task with the worker's name, a
 `Compile` for each worker's first task, `SeqEnd`.
 
 Faults: a worker that dies mid-run has its tasks run again elsewhere by Dask (a task is pinned
@@ -30,7 +31,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from ..lang.errors import AccelError, ClusterError, Interrupted, OutOfMemory
@@ -79,8 +80,8 @@ class Cluster:
             return f"local {self.workers} ({self.workers} worker processes, {state})"
         if self.address is not None:
             return f"{self.address} (a Dask scheduler)"
-        return f"{getattr(self._client, 'scheduler', None) and self._client.scheduler.address}" \
-               f" (a distributed.Client)"
+        address = getattr(getattr(self._client, "scheduler", None), "address", "?")
+        return f"{address} (a distributed.Client)"
 
     @property
     def client(self) -> Any:
@@ -110,8 +111,9 @@ class Cluster:
         """The workers now: address -> name (`0`, `1`, ... on a local cluster)."""
         info = self.client.scheduler_info(n_workers=-1) \
             if _takes_n_workers(self.client) else self.client.scheduler_info()
-        return {address: str(w.get("name", address))
-                for address, w in sorted(info.get("workers", {}).items())}
+        named = {address: str(w.get("name", address))
+                 for address, w in info.get("workers", {}).items()}
+        return dict(sorted(named.items(), key=lambda item: (len(item[1]), item[1])))
 
     def close(self) -> None:
         """Close what this object started (a client the caller gave is left open)."""
@@ -157,6 +159,12 @@ class Partial:
     compiled: float
     worker: str
     address: str
+    kept: bool = False                # its state stays on the worker (a tree of combines)
+
+
+def summary(partial: Partial) -> Partial:
+    """A task's result without its values (the host's copy when they stay on the worker)."""
+    return replace(partial, state=None, parts=None, kept=True)
 
 
 @dataclass
@@ -176,6 +184,7 @@ class _Flight:
     address: str
     submitted: float
     rows: list | None                 # a Python iterable's rows sent with the task
+    kept: Any = None                  # the task whose result stays on the worker
 
 
 @dataclass
@@ -186,7 +195,9 @@ class ClusterRun:
     iterable's next rows as a list (None for a source the worker reads itself; `rows` None
     when no source is an iterable) and how many there were (fewer than `count` when the
     iterables ended); `task` is the worker's function (`task(job, start, count, rows) ->
-    Partial`)."""
+    Partial`). With `combine` (`combine(job, left, right) -> Partial`, a fold whose
+    accumulator holds arrays), the folds stay on the workers and are joined there in a tree
+    of combine tasks, in element order: `combined` is the result (None: no element)."""
     cluster: Cluster
     job: Job
     length: int | None
@@ -197,7 +208,10 @@ class ClusterRun:
     target: str = ""
     line: int = 0
     number: int = 0
+    combine: Callable | None = None
     partials: list = field(default_factory=list)
+    combined: list | None = None
+    _kept: dict = field(default_factory=dict)         # start -> the task keeping its fold
     _wake: threading.Event = field(default_factory=threading.Event)   # a task finished
     _ceiling: int = 0
 
@@ -236,19 +250,40 @@ class ClusterRun:
                                    ceiling, events)
             if errors:
                 raise min(errors, key=lambda e: e[0])[1]
+            if self.combine is not None and self._kept:
+                self.combined = self._tree(client, shared)
         except BaseException as error:
             if flights:
                 client.cancel(list(flights))
+            if self._kept:
+                client.cancel(list(self._kept.values()))
             events.emit(E.SeqEnd(self.number, sum(p.count for p in self.partials),
                                  state["steps"], time.perf_counter() - began,
                                  "cancelled" if isinstance(error, Interrupted) else "error"))
             raise
         finally:
             client.cancel([shared])
+            self._kept.clear()
         self.partials.sort(key=lambda p: p.start)
         events.emit(E.SeqEnd(self.number, sum(p.count for p in self.partials), state["steps"],
                              time.perf_counter() - began, "done"))
         return self.partials
+
+    def _tree(self, client: Any, shared: Any) -> list:
+        """The folds kept on the workers joined pairwise, neighbours only (the operator is
+        associative, not commutative), in log2(tasks) rounds of combine tasks."""
+        level = [self._kept[start] for start in sorted(self._kept)]
+        while len(level) > 1:
+            pairs = [client.submit(self.combine, shared, a, b, pure=False)
+                     for a, b in zip(level[::2], level[1::2])]
+            level = pairs + level[len(pairs) * 2:]
+        final = level[0]
+        final.add_done_callback(lambda _: self._wake.set())
+        while not final.done():
+            self._check_cancel({}, client)
+            self._wake.wait(_POLL)
+            self._wake.clear()
+        return final.result().state
 
     def _check_cancel(self, flights: dict, client: Any) -> None:
         if self.cancel is not None and self.cancel.is_set():
@@ -283,10 +318,13 @@ class ClusterRun:
                 state["next"] = start + count
                 if count == 0:
                     continue
-            future = client.submit(self.task, shared, start, count, rows,
-                                   workers=[address], allow_other_workers=True, pure=False,
+            pin = {"workers": [address], "allow_other_workers": True, "pure": False}
+            future = client.submit(self.task, shared, start, count, rows, **pin,
                                    key=f"accel-seq{self.number}-{start}-{count}-{id(self)}")
-            flights[future] = _Flight(start, count, address, time.perf_counter(), rows)
+            kept = None
+            if self.combine is not None:         # the fold stays there: its summary comes
+                kept, future = future, client.submit(summary, future, **pin)
+            flights[future] = _Flight(start, count, address, time.perf_counter(), rows, kept)
             future.add_done_callback(lambda _: self._wake.set())
 
     def _live(self, lanes: dict[str, _Lane]) -> set[str]:
@@ -312,7 +350,7 @@ class ClusterRun:
             raise ClusterError(f"a task of the sequence failed on the cluster: "
                                f"{type(error).__name__}: {error}") from None
         lane = lanes.get(partial.address) or lanes[flight.address]
-        if partial.state is None:         # refused memory before it ran: halves, again
+        if partial.state is None and not partial.kept:   # refused memory: halves, again
             if flight.count == 1:
                 raise OutOfMemory("one element of this sequence does not fit in memory")
             half = max(1, flight.count // 2)
@@ -330,15 +368,19 @@ class ClusterRun:
         if not lane.compiled_once:
             lane.compiled_once = True
             events.emit(E.Compile(self.number, lane.name, partial.compiled))
-        rule = lane.scheduler.record(Sample(partial.count, partial.seconds, wall,
-                                            partial.nbytes))
+        # numba's compiling in a worker's first task is not the chunk's cost: left out
+        seconds = max(partial.seconds - partial.compiled, 0.0)
+        wall = max(wall - partial.compiled, seconds, 1e-9)
+        rule = lane.scheduler.record(Sample(partial.count, seconds, wall, partial.nbytes))
         s = lane.scheduler.state
         events.emit(E.Step(self.number, state["steps"], partial.start, partial.count,
-                           partial.nbytes, partial.seconds, wall, s.utilisation or 0.0,
+                           partial.nbytes, seconds, wall, s.utilisation or 0.0,
                            s.time_per_element or 0.0, s.size, rule, lane.name))
         lane.steps += 1
         state["steps"] += 1
         self.partials.append(partial)
+        if flight.kept is not None:
+            self._kept[partial.start] = flight.kept
 
 
 def _rows(rows: list | None, first: int, last: int) -> list | None:

@@ -5,11 +5,12 @@ drawn while the cell runs, and a Cancel button.
 Three layers:
 
 - a pure model: `DashboardState` (frozen) and `fold(state, event) -> state` over the event
-  records (`SeqBegin`, `Step`, `SeqEnd`, `Launch`, `Alloc`/`Free`/`Evict`/`Reupload`). It keeps
-  the per-step series (at most `MAX_POINTS` points: past that every other point is dropped
-  and later steps are sampled more sparsely), the recent launches, and the totals.
-- drawings and text: `line_plot` and `launch_timeline` (SVG as plain strings),
-  `summary_html` (the static copy: the plots and the totals) and `summary_text`.
+  records (`SeqBegin`, `Step`, `SeqEnd`, `Launch`, `Alloc`/`Free`/`Evict`/`Reupload`,
+  `Compile`). It keeps the per-step series (at most `MAX_POINTS` points: past that every
+  other point is dropped and later steps are sampled more sparsely), the recent launches,
+  and the totals.
+- drawings and text: the plots and the launch timeline (`viz/plots.py`), `summary_html` (the
+  static copy: the plots and the totals) and `summary_text`.
 - `Dashboard`: the widget tree (ipywidgets imported only when it is built), the subscriber
   `receive` (it only puts the event into a queue: the executing thread never blocks and never
   touches a widget), and ONE updater thread that every `INTERVAL` seconds drains the queue,
@@ -20,19 +21,28 @@ Three layers:
   The Cancel button calls the `cancel` function it was given (the session's
   `CancelToken.set`): the executor stops at its next step.
 
+On a cluster (`runtime/cluster.py`) a sequence's steps come from several workers, each with
+its own scheduler, in the order they finish (a later chunk may end first). The model then
+keeps one `WorkerLane` per worker (its steps, elements, last chunk and next size, its first
+task's compile seconds), counts the elements done over all of them, and keeps the recent
+chunks (`ChunkMark`); the plots draw one line per worker over time, coloured by worker
+(`worker_colour`) with a legend, and `workers_html` adds the table of workers and their lanes
+of chunks (`worker_timeline`). A sequence run in this process looks as it did before.
+
 Every widget carries a CSS class (`CSS_CLASSES`), so a browser test can find it.
 """
 from __future__ import annotations
 
-import html
-import math
 import queue
 import threading
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable
 
 from ..runtime import events as ev
 from ..runtime.memory import format_bytes
+from .plots import (MARGIN_BOTTOM, MARGIN_RIGHT, MARGIN_TOP, PALETTE, PLOT_WIDTH, THIS_PROCESS,
+                    LaunchMark, Series, count, escape, launch_timeline, line_plot,
+                    seconds_text, series_plot, short, svg)
 from .widgets import WIDGET_MIME
 
 MAX_POINTS = 400          # steps kept for the plots (the totals count every step)
@@ -52,6 +62,7 @@ CSS_CLASSES = {
     "memory": "accel-dash-memory",
     "evictions": "accel-dash-evictions",
     "launches": "accel-dash-launches",
+    "workers": "accel-dash-workers",
     "cancel": "accel-dash-cancel",
 }
 
@@ -68,16 +79,37 @@ class StepPoint:
     time_per_element: float
     utilisation: float
     nbytes: int
+    worker: str = ""                     # the cluster worker that ran it ("": this process)
 
 
 @dataclass(frozen=True)
-class LaunchMark:
-    """One kernel launch on the timeline: `time` its start, seconds since the first event."""
+class WorkerLane:
+    """One cluster worker's part of the current sequence. Each worker has its own scheduler,
+    so `chunk`, `next_size`, `rule`, `time_per_element` and `utilisation` are its own;
+    `compile_seconds` is numba's time in its first task (None: no `Compile` event yet)."""
+    worker: str
+    steps: int = 0
+    elements: int = 0
+    seconds: float = 0.0
+    wall: float = 0.0
+    chunk: int = 0
+    next_size: int = 0
+    rule: str = ""
+    time_per_element: float = 0.0
+    utilisation: float = 0.0
+    compile_seconds: float | None = None
+
+
+@dataclass(frozen=True)
+class ChunkMark:
+    """One chunk a worker ran, on the workers' timeline: it ended at `time` (seconds since the
+    first event) after `wall` seconds, `compiled` of them in numba (a worker's first task)."""
+    worker: str
     time: float
-    seconds: float
-    name: str
-    device: str
+    wall: float
+    start: int
     elements: int
+    compiled: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -106,6 +138,7 @@ class DashboardState:
     chunk_bytes: int = 0
     outcome: str = ""                    # of the last SeqEnd: done, cancelled, error
     cancel_clicked: int | None = None    # the steps done when Cancel was clicked
+    lanes: tuple[WorkerLane, ...] = ()   # its cluster workers (SeqBegin's, then as seen)
     # every sequence of the cell
     sequences: int = 0
     total_elements: int = 0
@@ -115,6 +148,8 @@ class DashboardState:
     peak_chunk_bytes: int = 0
     points: tuple[StepPoint, ...] = ()
     stride: int = 1                      # the n-th step is kept when n % stride == 0
+    workers: tuple[str, ...] = ()        # every cluster worker seen, in first-seen order
+    chunks: tuple[ChunkMark, ...] = ()   # the workers' most recent chunks
     # runtime
     launch_count: int = 0
     launch_seconds: float = 0.0
@@ -152,7 +187,9 @@ def _seq_begin(state: DashboardState, event: ev.SeqBegin) -> DashboardState:
                    length=event.length, policy=event.policy, ceiling=event.ceiling,
                    target=event.target, line=event.line, done=0, steps=0, chunk=0,
                    next_size=1, rule="", time_per_element=0.0, utilisation=0.0,
-                   chunk_bytes=0, outcome="", sequences=state.sequences + 1)
+                   chunk_bytes=0, outcome="", sequences=state.sequences + 1,
+                   lanes=tuple(WorkerLane(name) for name in event.workers),
+                   workers=_seen(state.workers, *event.workers))
 
 
 def _step(state: DashboardState, event: ev.Step) -> DashboardState:
@@ -161,11 +198,16 @@ def _step(state: DashboardState, event: ev.Step) -> DashboardState:
     if total_steps % stride == 0:
         point = StepPoint(event.sequence, event.step, event.time - (state.origin or 0.0),
                           event.elements, event.time_per_element, event.utilisation,
-                          event.nbytes)
+                          event.nbytes, event.worker)
         points = points + (point,)
         if len(points) > MAX_POINTS:          # keep every other one, sample half as often
             points, stride = points[1::2], stride * 2
-    return replace(state, sequence=event.sequence, done=event.start + event.elements,
+    if event.worker:      # workers' chunks finish in any order: count them, not their ends
+        state = _worker_step(state, event)
+        done = state.done + event.elements
+    else:
+        done = event.start + event.elements
+    return replace(state, sequence=event.sequence, done=done,
                    steps=state.steps + 1, chunk=event.elements, next_size=event.next_size,
                    rule=event.rule, time_per_element=event.time_per_element,
                    utilisation=event.utilisation, chunk_bytes=event.nbytes,
@@ -175,6 +217,43 @@ def _step(state: DashboardState, event: ev.Step) -> DashboardState:
                    total_wall=state.total_wall + event.wall,
                    peak_chunk_bytes=max(state.peak_chunk_bytes, event.nbytes),
                    points=points, stride=stride)
+
+
+def _worker_step(state: DashboardState, event: ev.Step) -> DashboardState:
+    def update(lane: WorkerLane) -> WorkerLane:
+        return replace(lane, steps=lane.steps + 1, elements=lane.elements + event.elements,
+                       seconds=lane.seconds + event.seconds, wall=lane.wall + event.wall,
+                       chunk=event.elements, next_size=event.next_size, rule=event.rule,
+                       time_per_element=event.time_per_element,
+                       utilisation=event.utilisation)
+    first = next((lane.compile_seconds or 0.0 for lane in state.lanes
+                  if lane.worker == event.worker and lane.steps == 0), 0.0)
+    mark = ChunkMark(event.worker, event.time - (state.origin or 0.0), event.wall,
+                     event.start, event.elements, min(first, event.wall))
+    return replace(state, lanes=_update_lane(state.lanes, event.worker, update),
+                   workers=_seen(state.workers, event.worker),
+                   chunks=(state.chunks + (mark,))[-MAX_LAUNCHES:])
+
+
+def _compile(state: DashboardState, event: ev.Compile) -> DashboardState:
+    if event.sequence != state.sequence:
+        return state
+    return replace(state, workers=_seen(state.workers, event.worker),
+                   lanes=_update_lane(state.lanes, event.worker,
+                                      lambda lane: replace(lane,
+                                                           compile_seconds=event.seconds)))
+
+
+def _update_lane(lanes: tuple[WorkerLane, ...], worker: str,
+                 update: Callable[[WorkerLane], WorkerLane]) -> tuple[WorkerLane, ...]:
+    """The lanes with `worker`'s updated (a worker not named at SeqBegin joins the end)."""
+    if all(lane.worker != worker for lane in lanes):
+        lanes = lanes + (WorkerLane(worker),)
+    return tuple(update(lane) if lane.worker == worker else lane for lane in lanes)
+
+
+def _seen(workers: tuple[str, ...], *names: str) -> tuple[str, ...]:
+    return workers + tuple(dict.fromkeys(n for n in names if n not in workers))
 
 
 def _seq_end(state: DashboardState, event: ev.SeqEnd) -> DashboardState:
@@ -207,24 +286,11 @@ def _evict(state: DashboardState, event: ev.Evict) -> DashboardState:
 _RULES: dict[str, Callable[[DashboardState, Any], DashboardState]] = {
     ev.SeqBegin.kind: _seq_begin, ev.Step.kind: _step, ev.SeqEnd.kind: _seq_end,
     ev.Launch.kind: _launch, ev.Alloc.kind: _in_use, ev.Free.kind: _in_use,
-    ev.Reupload.kind: _in_use, ev.Evict.kind: _evict,
+    ev.Reupload.kind: _in_use, ev.Evict.kind: _evict, ev.Compile.kind: _compile,
 }
 
 
 # ---------------------------------------------------------------- words and numbers
-
-def count(n: int) -> str:
-    return f"{n:,}"
-
-
-def seconds_text(t: float) -> str:
-    if t <= 0:
-        return "0 s"
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if t >= scale:
-            return f"{t / scale:.3g} {unit}"
-    return f"{t / 1e-9:.3g} ns"
-
 
 def status_text(state: DashboardState) -> str:
     """One line: which sequence, how far, and how it ended."""
@@ -236,11 +302,14 @@ def status_text(state: DashboardState) -> str:
         head += f" at line {state.line}"
     clicked = (f" (Cancel clicked after step {state.cancel_clicked})"
                if state.cancel_clicked is not None else "")
+    on = f" on {len(state.lanes)} workers" if state.lanes else ""
+    if state.running and state.lanes:
+        return f"{head}: running{on}, step {state.steps}{clicked}"
     if state.running:
         return f"{head}: running, step {state.steps}, chunk {count(state.chunk)}{clicked}"
     ending = {"done": "done", "cancelled": "cancelled", "error": "stopped by an error"}
     return (f"{head}: {ending.get(state.outcome, state.outcome)} after {state.steps} steps"
-            + clicked)
+            + on + clicked)
 
 
 def elements_text(state: DashboardState) -> str:
@@ -298,70 +367,64 @@ def totals(state: DashboardState) -> list[tuple[str, str]]:
         rows.append(("peak device memory", format_bytes(state.device_peak)))
     if state.evictions:
         rows.append(("evictions", f"{state.evictions} ({format_bytes(state.evicted_bytes)})"))
+    if state.lanes:
+        rows.append(("workers", str(len(state.lanes))))
     return rows
+
+
+WORKER_HEADER = ("worker", "steps", "elements", "chunk", "next size", "time / element",
+                 "utilisation", "compile")
+
+
+def worker_rows(state: DashboardState) -> list[tuple[str, ...]]:
+    """One row of text per worker of the current sequence (`WORKER_HEADER`); `compile` is
+    numba's seconds in the worker's first task, `cached` when it compiled nothing."""
+    def compiled(seconds: float | None) -> str:
+        return "" if seconds is None else seconds_text(seconds) if seconds > 0 else "cached"
+    return [(lane.worker, count(lane.steps), count(lane.elements), count(lane.chunk),
+             count(lane.next_size), seconds_text(lane.time_per_element),
+             f"{lane.utilisation:.0%}", compiled(lane.compile_seconds))
+            for lane in state.lanes]
 
 
 def summary_text(state: DashboardState) -> str:
     lines = [status_text(state)]
     if state.sequence is not None:
         lines += [f"  {label}: {value}" for label, value in totals(state)]
+    for row in worker_rows(state):
+        lines.append(f"  worker {row[0]}: " + ", ".join(
+            f"{name} {value}" for name, value in zip(WORKER_HEADER[1:], row[1:]) if value))
     return "\n".join(lines) + "\n"
 
 
 # ---------------------------------------------------------------- SVG
 
-PLOT_WIDTH, PLOT_HEIGHT = 300, 110
-_MARGIN_LEFT, _MARGIN_RIGHT, _MARGIN_TOP, _MARGIN_BOTTOM = 52, 8, 18, 16
+def worker_colour(state: DashboardState, worker: str) -> str:
+    """A worker's colour, the same in every plot of the cell (orange: this process)."""
+    if worker not in state.workers:
+        return THIS_PROCESS
+    return PALETTE[state.workers.index(worker) % len(PALETTE)]
 
 
-def _e(text: str) -> str:
-    return html.escape(text, quote=True)
+def has_workers(state: DashboardState) -> bool:
+    """Whether any plotted step ran on a cluster worker (then the plots draw a line each)."""
+    return bool(state.workers) and any(p.worker for p in state.points)
 
 
-def _svg(width: int, height: int, body: str, css_class: str) -> str:
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="{css_class}" width="{width}" '
-            f'height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" '
-            f'font-size="10">{body}</svg>')
-
-
-def line_plot(xs: Sequence[float], ys: Sequence[float], title: str, *, log: bool = False,
-              label: Callable[[float], str] = lambda v: f"{v:.3g}",
-              width: int = PLOT_WIDTH, height: int = PLOT_HEIGHT,
-              css_class: str = "accel-plot") -> str:
-    """A small line plot (one polyline, the y range's two ends labelled; `log`: a log10 y
-    axis, for chunk sizes that double). An empty series draws the axes and "no data"."""
-    left, right = _MARGIN_LEFT, width - _MARGIN_RIGHT
-    top, bottom = _MARGIN_TOP, height - _MARGIN_BOTTOM
-    parts = [f'<text x="{left}" y="12" font-weight="bold">{_e(title)}</text>',
-             f'<line x1="{left}" y1="{top}" x2="{left}" y2="{bottom}" stroke="#999"/>',
-             f'<line x1="{left}" y1="{bottom}" x2="{right}" y2="{bottom}" stroke="#999"/>']
-    pairs = [(x, y) for x, y in zip(xs, ys)
-             if math.isfinite(x) and math.isfinite(y) and (y > 0 or not log)]
-    if not pairs:
-        parts.append(f'<text x="{(left + right) / 2}" y="{(top + bottom) / 2}" '
-                     f'text-anchor="middle" fill="#999">no data</text>')
-        return _svg(width, height, "".join(parts), css_class)
-
-    def scale(y: float) -> float:
-        return math.log10(y) if log else y
-    x_low, x_high = min(x for x, _ in pairs), max(x for x, _ in pairs)
-    y_low, y_high = min(y for _, y in pairs), max(y for _, y in pairs)
-    s_low, s_high = scale(y_low), scale(y_high)
-    if s_high == s_low:
-        s_low, s_high = s_low - 1, s_high + 1
-    x_span = (x_high - x_low) or 1.0
-    points = " ".join(f"{left + (x - x_low) / x_span * (right - left):.1f},"
-                      f"{bottom - (scale(y) - s_low) / (s_high - s_low) * (bottom - top):.1f}"
-                      for x, y in pairs)
-    parts += [f'<polyline fill="none" stroke="#1f77b4" stroke-width="1.5" points="{points}"/>',
-              f'<text x="{left - 3}" y="{top + 4}" text-anchor="end">{_e(label(y_high))}</text>',
-              f'<text x="{left - 3}" y="{bottom}" text-anchor="end">{_e(label(y_low))}</text>',
-              f'<text x="{right}" y="{height - 3}" text-anchor="end" fill="#666">'
-              f'{_e(f"{len(pairs)} points" + (", log scale" if log else ""))}</text>']
-    return _svg(width, height, "".join(parts), css_class)
+def _lines(state: DashboardState, value: Callable[[StepPoint], float]) -> list[Series]:
+    """The points' `value` over time, one line per worker (steps run in this process, in a
+    cell that also used a cluster, are the line "this process")."""
+    names = [w for w in ("",) + state.workers if any(p.worker == w for p in state.points)]
+    return [Series(name or "this process", [p.time for p in state.points if p.worker == name],
+                   [value(p) for p in state.points if p.worker == name],
+                   worker_colour(state, name)) for name in names]
 
 
 def chunk_plot(state: DashboardState) -> str:
+    if has_workers(state):
+        return series_plot(_lines(state, lambda p: p.elements),
+                           "chunk size (elements) per worker over time (s)", log=True,
+                           label=lambda v: count(int(v)), css_class="accel-plot-chunk")
     return line_plot([p.step for p in state.points] if _one_sequence(state)
                      else range(len(state.points)),
                      [p.elements for p in state.points], "chunk size (elements) by step",
@@ -369,12 +432,20 @@ def chunk_plot(state: DashboardState) -> str:
 
 
 def time_plot(state: DashboardState) -> str:
+    if has_workers(state):
+        return series_plot(_lines(state, lambda p: p.time_per_element),
+                           "time per element per worker over time (s)", log=True,
+                           label=seconds_text, css_class="accel-plot-time")
     return line_plot([p.time for p in state.points], [p.time_per_element for p in state.points],
                      "time per element over time (s)", log=True, label=seconds_text,
                      css_class="accel-plot-time")
 
 
 def utilisation_plot(state: DashboardState) -> str:
+    if has_workers(state):
+        return series_plot(_lines(state, lambda p: p.utilisation),
+                           "utilisation per worker over time (s)", label=lambda v: f"{v:.0%}",
+                           css_class="accel-plot-utilisation")
     return line_plot([p.time for p in state.points], [p.utilisation for p in state.points],
                      "utilisation over time (s)", label=lambda v: f"{v:.0%}",
                      css_class="accel-plot-utilisation")
@@ -384,42 +455,64 @@ def _one_sequence(state: DashboardState) -> bool:
     return len({p.sequence for p in state.points}) <= 1
 
 
-def launch_timeline(launches: Sequence[LaunchMark], *, width: int = 2 * PLOT_WIDTH,
-                    rows: int = 6) -> str:
-    """The launches as bars on a time axis, one row per kernel name (the `rows - 1` most
-    launched names, the rest together in the last row)."""
-    if not launches:
-        return line_plot([], [], "kernel launches", width=width, height=40,
-                         css_class="accel-plot-launches")
-    by_name: dict[str, int] = {}
-    for mark in launches:
-        by_name[mark.name] = by_name.get(mark.name, 0) + 1
-    names = sorted(by_name, key=lambda n: -by_name[n])
-    if len(names) > rows:
-        names = names[:rows - 1] + ["(others)"]
-    row_of = {name: i for i, name in enumerate(names)}
-    row_height = 14
-    left, right, top = 120, width - _MARGIN_RIGHT, _MARGIN_TOP
-    height = top + row_height * len(names) + _MARGIN_BOTTOM
-    start = min(m.time for m in launches)
-    end = max(m.time + m.seconds for m in launches)
+def worker_timeline(state: DashboardState, *, width: int = 2 * PLOT_WIDTH) -> str:
+    """The workers' recent chunks as bars on a time axis, one lane per worker (a bar from
+    the chunk's start to its end; its elements on hover)."""
+    chunks = state.chunks
+    if not chunks:
+        return line_plot([], [], "chunks per worker", width=width, height=40,
+                         css_class="accel-plot-workers")
+    names = [w for w in state.workers if any(c.worker == w for c in chunks)]
+    lane_height = 16
+    left, right, top = 120, width - MARGIN_RIGHT, MARGIN_TOP
+    height = top + lane_height * len(names) + MARGIN_BOTTOM
+    start = min(c.time - c.wall for c in chunks)
+    end = max(c.time for c in chunks)
     span = (end - start) or 1e-9
-    parts = [f'<text x="4" y="12" font-weight="bold">kernel launches '
-             f'(the last {len(launches)}, {_e(seconds_text(end - start))})</text>']
-    for name, row in row_of.items():
-        y = top + row * row_height
-        shown = name if len(name) <= 20 else name[:19] + "…"
-        parts.append(f'<text x="{left - 4}" y="{y + 10}" text-anchor="end">'
-                     f'<title>{_e(name)}</title>{_e(shown)}</text>')
-    for mark in launches:
-        row = row_of.get(mark.name, len(names) - 1)
-        x = left + (mark.time - start) / span * (right - left)
-        w = max(1.0, mark.seconds / span * (right - left))
-        parts.append(f'<rect x="{x:.1f}" y="{top + row * row_height + 2}" width="{w:.1f}" '
-                     f'height="{row_height - 4}" fill="#ff7f0e"><title>{_e(mark.name)} on '
-                     f'{_e(mark.device)}: {count(mark.elements)} elements, '
-                     f'{_e(seconds_text(mark.seconds))}</title></rect>')
-    return _svg(width, height, "".join(parts), "accel-plot-launches")
+    parts = [f'<text x="4" y="12" font-weight="bold">chunks per worker (the last '
+             f'{len(chunks)}, {escape(seconds_text(end - start))})</text>']
+    for row, name in enumerate(names):
+        parts.append(f'<text x="{left - 4}" y="{top + row * lane_height + 11}" '
+                     f'text-anchor="end" fill="{worker_colour(state, name)}">'
+                     f'<title>{escape(name)}</title>{escape(short(name, 20))}</text>')
+    for chunk in chunks:
+        row = names.index(chunk.worker)
+        x = left + (chunk.time - chunk.wall - start) / span * (right - left)
+        w = max(1.0, chunk.wall / span * (right - left))
+        y = top + row * lane_height + 2
+        compiled = (f", {seconds_text(chunk.compiled)} of it compiling"
+                    if chunk.compiled else "")
+        parts.append(f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" '
+                     f'height="{lane_height - 4}" fill="{worker_colour(state, chunk.worker)}" '
+                     f'stroke="white" stroke-width="0.5"><title>{escape(chunk.worker)}: '
+                     f'{count(chunk.elements)} elements from {count(chunk.start)}, '
+                     f'{escape(seconds_text(chunk.wall) + compiled)}</title></rect>')
+        if chunk.compiled:                # the compile is the task's start: drawn paler
+            parts.append(f'<rect class="accel-compile" x="{x:.1f}" y="{y}" '
+                         f'width="{chunk.compiled / span * (right - left):.1f}" '
+                         f'height="{lane_height - 4}" fill="white" fill-opacity="0.5"/>')
+    parts.append(f'<text x="{right}" y="{height - 3}" text-anchor="end" fill="#666">'
+                 f'{len(names)} workers</text>')
+    return svg(width, height, "".join(parts), "accel-plot-workers")
+
+
+_WORKERS_CSS = ("<style>.accel-workers table{border-collapse:collapse;margin:4px 0}"
+                ".accel-workers td,.accel-workers th{font-family:monospace;font-size:12px;"
+                "padding:1px 8px;text-align:right}</style>")
+
+
+def workers_html(state: DashboardState) -> str:
+    """The current sequence's workers as a table (a colour swatch each) and their lanes of
+    chunks; empty when it ran in this process."""
+    if not state.lanes:
+        return ""
+    head = "".join(f"<th>{escape(h)}</th>" for h in WORKER_HEADER)
+    rows = "".join(
+        f'<tr><td><span style="color:{worker_colour(state, row[0])}">■</span> '
+        f"{escape(row[0])}</td>" + "".join(f"<td>{escape(c)}</td>" for c in row[1:]) + "</tr>"
+        for row in worker_rows(state))
+    return (f'{_WORKERS_CSS}<div class="accel-workers"><table><tr>{head}</tr>{rows}</table>'
+            f"{worker_timeline(state) if state.chunks else ''}</div>")
 
 
 # ---------------------------------------------------------------- the static copy
@@ -431,17 +524,19 @@ _CSS = ("<style>.accel-dashboard-summary table{border-collapse:collapse;margin:4
 
 def summary_html(state: DashboardState) -> str:
     """The static copy: the status line, the totals, the plots (chunk size, time per element,
-    utilisation) and the launch timeline. What a saved notebook and nbconvert show."""
+    utilisation; a line per worker on a cluster), the workers and the launch timeline. What
+    a saved notebook and nbconvert show."""
     if state.sequence is None:
         return (f'{_CSS}<div class="accel-dashboard-summary"><h4>accel dashboard</h4>'
-                f"<p>{_e(status_text(state))}"
-                + (f"; {_e(launches_text(state))}" if state.launch_count else "")
+                f"<p>{escape(status_text(state))}"
+                + (f"; {escape(launches_text(state))}" if state.launch_count else "")
                 + "</p></div>")
-    rows = "".join(f"<tr><td>{_e(label)}</td><td>{_e(value)}</td></tr>"
+    rows = "".join(f"<tr><td>{escape(label)}</td><td>{escape(value)}</td></tr>"
                    for label, value in totals(state))
     return (f'{_CSS}<div class="accel-dashboard-summary"><h4>accel dashboard</h4>'
-            f"<p>{_e(status_text(state))}</p><table>{rows}</table>"
+            f"<p>{escape(status_text(state))}</p><table>{rows}</table>"
             f"<div>{chunk_plot(state)}{time_plot(state)}{utilisation_plot(state)}</div>"
+            + workers_html(state)
             + (f"<div>{launch_timeline(state.launches)}</div>" if state.launches else "")
             + "</div>")
 
@@ -466,6 +561,7 @@ class _Widgets:
     memory: Any
     evictions: Any
     launches: Any
+    workers: Any
     cancel: Any
 
 
@@ -491,6 +587,7 @@ def _build_widgets(on_cancel: Callable[[Any], None]) -> _Widgets:
         memory=label("memory"),
         evictions=label("evictions"),
         launches=part("launches", widgets.HTML),
+        workers=part("workers", widgets.HTML),
         cancel=part("cancel", widgets.Button, description="Cancel", button_style="danger",
                     icon="stop", tooltip="stop the sequence at its next step; the cell then "
                                          "changes no global"))
@@ -499,6 +596,7 @@ def _build_widgets(on_cancel: Callable[[Any], None]) -> _Widgets:
         parts.status,
         widgets.HBox([parts.progress, parts.elements, parts.steps]),
         widgets.HBox([parts.chunk, parts.time, parts.utilisation]),
+        parts.workers,
         widgets.HBox([parts.memory, parts.evictions]),
         parts.launches,
         parts.cancel])
@@ -594,20 +692,23 @@ class Dashboard:
         assert parts is not None
         fraction = progress_fraction(state)
         values: dict[str, Any] = {
-            "status": f"<b>accel dashboard</b>: {_e(status_text(state))}",
+            "status": f"<b>accel dashboard</b>: {escape(status_text(state))}",
             "progress": fraction if fraction is not None else 0.0,
             "elements": elements_text(state),
             "steps": f"steps: {state.total_steps}",
             "memory": memory_text(state),
             "evictions": evictions_text(state),
         }
-        if self._shown.get("plotted") != (state.total_steps, state.launch_count):
-            values["plotted"] = (state.total_steps, state.launch_count)
+        plotted = (state.total_steps, state.launch_count,
+                   sum(lane.compile_seconds is not None for lane in state.lanes))
+        if self._shown.get("plotted") != plotted:
+            values["plotted"] = plotted
+            values["workers"] = workers_html(state)
             values["chunk"] = chunk_plot(state)
             values["time"] = time_plot(state)
             values["utilisation"] = utilisation_plot(state)
             values["launches"] = (f"{launch_timeline(state.launches)}"
-                                  f"<div>{_e(launches_text(state))}</div>"
+                                  f"<div>{escape(launches_text(state))}</div>"
                                   if state.launch_count else "")
         changed = {k: v for k, v in values.items() if self._shown.get(k) != v}
         for name, value in changed.items():

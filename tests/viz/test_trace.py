@@ -46,3 +46,50 @@ def test_the_magic_plots_the_last_sequence_run_and_writes_its_events(tmp_path):
     assert "scheduler trace: 1 sequence run" in out.displays[0]["text/plain"]
     with pytest.raises(MagicError, match="cannot write"):
         run_magic(parse_magic("%trace /nonexistent/dir/t.jsonl"), context)
+
+
+def test_on_a_cluster_the_steps_name_their_worker_and_each_worker_is_summed_up():
+    from .test_dashboard import WORKERS, cluster_events
+    events = cluster_events(length=3000)
+    steps = [e for e in events if isinstance(e, E.Step)]
+    bundle = trace_bundle(events)
+    text = bundle["text/plain"].splitlines()
+    assert text[0] == ("scheduler trace: 1 sequence run, 21 steps, 3,000 elements (adaptive) "
+                       "on 2 workers")
+    assert text[1].split()[:3] == ["step", "worker", "start"]
+    assert [line.split()[:4] for line in text[2:2 + SHOWN]] == [
+        [str(s.step), s.worker, f"{s.start:,}", f"{s.elements:,}"] for s in steps[:SHOWN]]
+    assert [s.start for s in steps] != sorted(s.start for s in steps)    # as they finished
+    assert text[2 + SHOWN].split() == ["…"] * 9
+    per_worker = text.index("per worker")
+    assert text[per_worker + 1].split() == ["worker", "steps", "elements", "seconds", "wall",
+                                            "time", "/", "element"]
+    for k, worker in enumerate(WORKERS):
+        mine = [s for s in steps if s.worker == worker]
+        row = text[per_worker + 2 + k].split()
+        assert row[:3] == [worker, str(len(mine)), f"{sum(s.elements for s in mine):,}"]
+    compiled = text.index("compiled on the workers (first task)")
+    assert [line.split() for line in text[compiled + 1:]] == [
+        ["sequence", "worker", "compile"], ["1", WORKERS[1], "cached"],
+        ["1", WORKERS[0], "20", "ms"]]
+    page = bundle["text/html"]
+    assert "<th>worker</th>" in page and "accel-plot-workers" in page
+    assert page.count("<polyline") == 3 * len(WORKERS)
+    for svg in page.split("<svg")[1:]:
+        ET.fromstring("<svg" + svg.split("</svg>")[0] + "</svg>")
+
+
+def test_without_workers_the_trace_has_no_worker_column():
+    bundle = trace_bundle(_steps(3))
+    assert "worker" not in bundle["text/plain"] and "worker" not in bundle["text/html"]
+    assert "compiled" not in bundle["text/plain"]
+
+
+def test_the_workers_are_summed_up_in_the_order_the_sequence_named_them():
+    from .test_dashboard import WORKERS, cluster_events
+    events = cluster_events()
+    steps = [e for e in events if isinstance(e, E.Step)]
+    assert steps[0].worker == WORKERS[1]                # the second named ends first
+    text = trace_bundle(events)["text/plain"].splitlines()
+    per_worker = text.index("per worker")
+    assert [line.split()[0] for line in text[per_worker + 2:per_worker + 4]] == list(WORKERS)

@@ -259,43 +259,39 @@ def _executor_class(compiled: Compiled) -> type:
     return CpuExecutor
 
 
-@dataclass(frozen=True)
 class CpuFactory:
     """The `cpu` target's executor on a cluster's worker (`numpy/cluster.py`): the module is
-    loaded once per worker process from the kernel cache's files (`load`), so numba's disk
-    cache is shared by the processes of one machine; a worker whose cache directory cannot
-    be made (another machine) uses its own default one."""
-    code: Module
-    cache_dir: str
+    loaded once per worker process from the kernel cache's files (`load`, by its source's
+    hash), so numba's disk cache is shared by the processes of one machine; a worker whose
+    cache directory cannot be made (another machine) uses its own default one. The program's
+    own tables (its kernels' statements, its errors' messages and places) are this code's,
+    kept with the factory, which a worker unpickles once per sequence."""
+
+    def __init__(self, code: Module, cache_dir: str):
+        self.code = code
+        self.cache_dir = cache_dir
+        self._compiled: Compiled | None = None
+
+    def __getstate__(self) -> dict:
+        return {"code": self.code, "cache_dir": self.cache_dir, "_compiled": None}
 
     def executor(self, values: Mapping[str, Any]) -> Executor:
-        compiled = self._compiled()
+        compiled = self._load()
         return _executor(compiled)(ChainMap(dict(values)), Counters(), None, compiled.memory)
 
     def compile_seconds(self) -> float:
-        """Seconds numba compiled this module's kernels in this process so far."""
-        compiled = _WORKER.get(self._key())
-        return compiled.compile_seconds if compiled is not None else 0.0
+        """Seconds numba compiled this module's kernels for this factory so far."""
+        return self._compiled.compile_seconds if self._compiled is not None else 0.0
 
-    def _key(self) -> tuple:
-        """The module's source and its kernels' statements (the same source may come from
-        two programs whose statements are numbered apart)."""
-        return self.code.key, tuple(sorted((i, k.name) for i, k in self.code.kernels.items()))
-
-    def _compiled(self) -> Compiled:
-        compiled = _WORKER.get(self._key())
-        if compiled is None:
+    def _load(self) -> Compiled:
+        if self._compiled is None:
             cache = Path(self.cache_dir)
             try:
                 cache.mkdir(parents=True, exist_ok=True)
             except OSError:
                 cache = Path.home() / ".cache" / "accel_kernel" / "kernels"
-            compiled = Compiled(F.FlatProgram(()), self.code, load(self.code, cache))
-            _WORKER[self._key()] = compiled
-        return compiled
-
-
-_WORKER: dict[tuple, Compiled] = {}         # on a cluster's worker: `CpuFactory._key` -> it
+            self._compiled = Compiled(F.FlatProgram(()), self.code, load(self.code, cache))
+        return self._compiled
 
 
 def _kernel_arg(value: Any) -> Any:

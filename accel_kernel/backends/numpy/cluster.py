@@ -17,7 +17,7 @@ a streamed array) and runs one step of the body (`Executor.step`).
 from __future__ import annotations
 
 from collections import ChainMap
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -85,8 +85,10 @@ def run_on_cluster(executor: Any, stmt: F.Stmt, op: F.SeqLoop, length: int | Non
         return rows, got
 
     line = stmt.span.line if stmt.span is not None else 0
+    arrays = any(not isinstance(p.rep, F.ScalarRep) for p in op.params)
     run = ClusterRun(executor.memory.cluster, job, length, executor.memory, chunk_task, pull,
-                     executor.cancel, executor.target, line, sequence_number())
+                     executor.cancel, executor.target, line, sequence_number(),
+                     combine_task if arrays else None)
     try:
         partials = run.run()
         _no_rows_left(sources, sum(p.count for p in partials), stmt.span)
@@ -94,8 +96,10 @@ def run_on_cluster(executor: Any, stmt: F.Stmt, op: F.SeqLoop, length: int | Non
         if error.span is None:
             error.span = stmt.span           # the runtime's own errors: at the consumer
         raise
-    for partial in partials:
-        if op.params:
+    if run.combined is not None:               # joined on the workers
+        state = [executor.coerce(v, p.rep) for v, p in zip(run.combined, op.params)]
+    elif op.params:
+        for partial in partials:
             state = executor.combine(op, state, partial.state)
     reps = [t.rep for t in stmt.targets[len(op.params):]]
     results = state + [concat_all([p.parts[k] for p in partials], rep)
@@ -167,3 +171,20 @@ def _step(job: Job, start: int, count: int, rows: list | None, name: str,
     compiled = job.factory.compile_seconds() - before
     return Partial(start, count, out[:len(op.params)], out[len(op.params):], seconds, nbytes,
                    compiled, name, address)
+
+
+def combine_task(job: Job, left: Partial, right: Partial) -> Partial:
+    """On a worker: two neighbouring folds joined with the fold's operator."""
+    return _combine(job, left, right)
+
+
+@on_deep_stack
+def _combine(job: Job, left: Partial, right: Partial) -> Partial:
+    executor = job.factory.executor(job.values)
+    op: F.SeqLoop = job.op
+    with np.errstate(all="ignore"), executor:
+        state = executor.combine(op, [executor.coerce(v, p.rep) for v, p in
+                                      zip(left.state, op.params)],
+                                 [executor.coerce(v, p.rep) for v, p in
+                                  zip(right.state, op.params)])
+    return replace(left, count=left.count + right.count, state=state, parts=[])
