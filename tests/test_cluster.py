@@ -71,8 +71,9 @@ def test_every_sequence_program_gives_the_same_result_on_the_cluster(cluster, ta
     assert ran_there >= len(PROGRAMS) // 2, ran_there
 
 
-def test_the_sequence_notebook_gives_the_same_results_on_the_cluster(cluster):
-    path = REPO / "notebooks" / "05-sequences.ipynb"
+@pytest.mark.parametrize("name", ["05-sequences.ipynb", "07-workloads.ipynb"])
+def test_the_sequence_notebooks_give_the_same_results_on_the_cluster(cluster, name):
+    path = REPO / "notebooks" / name
     reference = Session(target="interp")
     session = Session(target="cpu", cluster=cluster)
     workers: set[str] = set()
