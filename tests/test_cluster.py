@@ -241,3 +241,14 @@ def test_an_array_is_sent_to_the_workers_once_and_again_when_changed(cluster):
         {k: v[2].key for k, v in kept.items()}                 # not scattered again
     xs[5] = -7                                                 # changed in place
     assert prog.run("dot", xs, 3000) == expected()
+
+
+def test_a_scheduler_named_by_its_address_runs_the_sequence(cluster):
+    address = cluster.client.scheduler.address          # as `dask scheduler` prints it
+    session = Session(target="cpu", cluster=address)
+    assert session.cluster.describe() == f"{address} (a Dask scheduler)"
+    got, workers = on_cluster(session, "foldSeq (+) 0 (produce 1000 (\\i -> i))")
+    assert got == ("value", "499500") and workers
+    client = session.cluster.client
+    session.close()                                     # our client only: the cluster runs on
+    assert client.status == "closed" and cluster.client.status == "running"

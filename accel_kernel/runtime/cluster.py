@@ -140,15 +140,19 @@ class Cluster:
         return dict(sorted(named.items(), key=lambda item: (len(item[1]), item[1])))
 
     def close(self) -> None:
-        """Close what this object started (a client the caller gave is left open)."""
-        if self._local is not None:
-            for thing in (self._client, self._local):
-                try:
-                    thing.close()
-                except Exception:                   # closing is best effort
-                    pass
-            self._client = self._local = None
+        """Close what this object started: its client and local cluster (a client the caller
+        gave is left open; so is a scheduler named by its address, only our client to it is
+        closed)."""
         self._shared.clear()
+        if self.workers is None and self.address is None:
+            return
+        for thing in (self._client, self._local):
+            try:
+                if thing is not None:
+                    thing.close()
+            except Exception:                       # closing is best effort
+                pass
+        self._client = self._local = None
 
 
 def _takes_n_workers(client: Any) -> bool:
