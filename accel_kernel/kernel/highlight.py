@@ -48,6 +48,7 @@ class AccelLexer(RegexLexer):
             (r"(def)(\s+)([A-Za-z_][A-Za-z0-9_']*)", bygroups(Keyword, Whitespace, Name.Function)),
             (words(KEYWORDS, suffix=_NAME_END), Keyword),
             (words(CONSTANTS, suffix=_NAME_END), Keyword.Constant),
+            (r"(?:i32|i64|f32|f64)\.[A-Za-z_][A-Za-z0-9_]*", Name.Builtin),   # f64.sqrt
             (words(TYPES, suffix=_NAME_END), Keyword.Type),
             (words(BUILTINS, suffix=_NAME_END), Name.Builtin),
             (r"\d+\.\d+(?:[eE][+-]?\d+)?(?:f32|f64)?" + _NAME_END, Number.Float),
@@ -56,7 +57,7 @@ class AccelLexer(RegexLexer):
             (r"\d+(?:i32|i64)?" + _NAME_END, Number.Integer),
             (r"(\.)(\d+)", bygroups(Punctuation, Number.Integer)),      # t.0 projection
             (r"[A-Za-z_][A-Za-z0-9_']*", Name),
-            (r"\\|->|<-|\.\.<|\.\.|\*\*|==|!=|<=|>=|&&|\|\||<<|>>|\+\+|[-+*/%<>=!&|^]",
+            (r">->|<-<|\|>|<\||`|\\|->|<-|\.\.<|\.\.|\*\*|==|!=|<=|>=|&&|\|\||<<|>>|\+\+|[-+*/%<>=!&|^]",
              Operator),
             (r"[\[\](){},.:]", Punctuation),
             (r"\"[^\"\n]*\"", String),     # not accel; only so a stray quote is not an error

@@ -24,7 +24,7 @@ KEYWORDS: tuple[str, ...] = ("def", "let", "in", "if", "then", "else", "loop", "
 SYMBOLS: tuple[str, ...] = tuple(sorted(
     ["..<", "..", "<-", "->", "==", "!=", "<=", ">=", "&&", "||", "**", "++", "<<", ">>",
      "+", "-", "*", "/", "%", "<", ">", "!", "&", "|", "^", "=", "(", ")", "[", "]", ",",
-     ":", ".", "\\"], key=len, reverse=True))
+     ":", ".", "\\", "|>", "<|", ">->", "<-<", "`"], key=len, reverse=True))
 
 _SYMBOL_SET = frozenset(SYMBOLS)
 SUFFIXES: tuple[str, ...] = ("i32", "i64", "f32", "f64")
@@ -53,6 +53,10 @@ def _is_name_start(ch: str) -> bool:
 
 def _is_name_char(ch: str) -> bool:
     return ch.isascii() and (ch.isalnum() or ch == "_")
+
+
+# Futhark's modules of numeric functions: `f64.sqrt`, `i64.sum`, `f64.i64` are one name token
+QUALIFIERS = frozenset({"bool", "i32", "i64", "f32", "f64"})
 
 
 class _Lexer:
@@ -97,6 +101,12 @@ class _Lexer:
             else:
                 return
 
+    def name_chars(self) -> None:
+        text = self.text
+        while self.pos < len(text) and (_is_name_char(text[self.pos])
+                                        or text[self.pos] == "'"):
+            self.pos += 1
+
     def after_projectable(self) -> bool:
         """Whether a `.` here (with no space before it) would be a projection."""
         if self.space or not self.tokens:
@@ -120,8 +130,11 @@ class _Lexer:
             elif ch.isascii() and ch.isdigit():
                 self.number()
             elif _is_name_start(ch):
-                while self.pos < len(text) and _is_name_char(text[self.pos]):
-                    self.pos += 1
+                self.name_chars()                  # primes after the first: `xs'`, `x''`
+                if text[start:self.pos] in QUALIFIERS and text[self.pos:self.pos + 1] == "." \
+                        and _is_name_start(text[self.pos + 1:self.pos + 2]):
+                    self.pos += 1                  # a qualified name: `f64.i64`
+                    self.name_chars()
                 word = text[start:self.pos]
                 self.emit("keyword" if word in KEYWORDS else "name", start)
             else:

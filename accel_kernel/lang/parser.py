@@ -35,6 +35,17 @@ BINARY_LEVELS: dict[str, int] = {
     "**": 8,
 }
 RIGHT_ASSOC = frozenset({"**"})
+# Futhark's operators on functions, read as applications and lambdas here (docs/language.md,
+# "From Futhark"), with Futhark's binding strengths: a backtick infix ``x `f` y`` loosest,
+# then `|>`, then `<|` (right-associative), all looser than `||`; `>->` and `<-<` (function
+# composition) bind like the comparisons, whose first character they share.
+FUNCTION_LEVELS: dict[str, int] = {"`": -2, "|>": -1, "<|": 0, ">->": 3, "<-<": 3}
+LOOSEST = min(FUNCTION_LEVELS.values())
+# Futhark's qualified names read as accel's builtins (`qualified`)
+QUALIFIED_FUNCTIONS = frozenset({"abs", "max", "min", "sqrt", "exp", "log", "sin", "cos",
+                                 "tan", "atan2", "floor", "ceil", "round", "sum", "product",
+                                 "maximum", "minimum"})
+QUALIFIED_CONSTANTS = frozenset({"highest", "lowest", "pi"})
 SCALAR_TYPES = ("bool", "i32", "i64", "f32", "f64")
 INT_RANGES = {"i64": (-2 ** 63, 2 ** 63 - 1), "i32": (-2 ** 31, 2 ** 31 - 1)}
 _OPEN_FORMS = ("if", "let", "loop")
@@ -51,6 +62,7 @@ class Parser:
         self.limits: list[int | None] = [None]
         self.no_bar = False        # a bracket-level `|` is a comprehension bar, not bitwise or
         self.unblocked = -1        # the first token of a top-level form is never a stop
+        self.composed = 0          # the compositions' parameters made so far (`fresh_name`)
 
     # ------------------------------------------------------------------ tokens
 
@@ -209,7 +221,7 @@ class Parser:
     def expr(self) -> ast.Expr:
         """A whole expression: operators, then an optional `with [i] = v`."""
         start = self.tok.span.start
-        expr = self.binary(1)
+        expr = self.binary(LOOSEST)
         if self.tok.kw("with"):
             self.advance()
             indices: list[ast.Expr] = []
@@ -226,6 +238,8 @@ class Parser:
         return expr
 
     def binary_level(self, token: Token) -> int | None:
+        if token.kind == "symbol" and token.text in FUNCTION_LEVELS:
+            return FUNCTION_LEVELS[token.text]
         if token.kind != "symbol" or token.text not in BINARY_LEVELS:
             return None
         if token.text == "|" and self.no_bar:
@@ -242,10 +256,80 @@ class Parser:
             if self.peek().sym(")"):      # `(e op)` is a left section: the paren rule takes it
                 return left
             op = self.advance().text
+            infix = self.backtick_name() if op == "`" else None
             if not self.starts_operand(self.tok):
-                raise self.expected(f"an expression after `{op}`")
-            right = self.binary(level if op in RIGHT_ASSOC else level + 1)
-            left = self.node(ast.BinOp, start, op, left, right)
+                raise self.expected(f"an expression after `{op}`" if infix is None
+                                    else f"an expression after `{infix.name}`")
+            right = self.binary(level if op in RIGHT_ASSOC or op == "<|" else level + 1)
+            if op in FUNCTION_LEVELS:
+                left = self.function_op(op, start, left, right, infix)
+            else:
+                left = self.node(ast.BinOp, start, op, left, right)
+
+    def qualified(self, token: Token) -> ast.Expr:
+        """A name of Futhark's numeric modules as accel's builtin: `f64.i64` is the
+        conversion `f64`; `f64.sqrt`, `i64.sum`, `i32.max` are `sqrt`, `sum`, `max`; the
+        constants `i32.highest`, `f32.pi` are ascribed their module's type."""
+        module, name = token.text.split(".", 1)
+        start = token.span.start
+        if name in SCALAR_TYPES and module != "bool" and name != "bool":
+            return self.node(ast.Var, start, module)
+        if name == "pi" and module in ("f32", "f64"):       # accel's `pi` is an f64
+            return self.node(ast.Apply, start, self.node(ast.Var, start, module),
+                             (self.node(ast.Var, start, name),))
+        if name in QUALIFIED_CONSTANTS and module != "bool":
+            return self.node(ast.Ascribe, start, self.node(ast.Var, start, name),
+                             self.node(ast.TScalar, start, module))
+        if name in QUALIFIED_FUNCTIONS and module != "bool":
+            return self.node(ast.Var, start, name)
+        types = ", ".join(SCALAR_TYPES[1:])
+        raise self.error(f"`{token.text}` is not built: the qualified names built are T.U, "
+                         f"the conversion to T, and T.F for F one of "
+                         f"{', '.join(sorted(QUALIFIED_FUNCTIONS | QUALIFIED_CONSTANTS))}, "
+                         f"with T and U among {types}", token)
+
+    def backtick_name(self) -> ast.Var:
+        """The function of a backtick infix, ``x `f` y``, after its opening backtick."""
+        token = self.tok
+        if token.kind != "name":
+            raise self.expected("a function name after a backtick (x `f` y)")
+        self.advance()
+        name = self.node(ast.Var, token.span.start, token.text)
+        if not self.tok.sym("`"):
+            raise self.expected(f"a backtick after `{token.text}` (x `{token.text}` y)")
+        self.advance()
+        return name
+
+    def function_op(self, op: str, start: int, left: ast.Expr, right: ast.Expr,
+                    infix: ast.Var | None) -> ast.Expr:
+        """Futhark's function operators as the applications they mean: ``x `f` y`` is
+        `f x y`, `x |> f` and `f <| x` are `f x`, `f >-> g` and `g <-< f` are
+        `\\x -> g (f x)` (its parameter a name the program does not use)."""
+        if op == "`":
+            return self.node(ast.Apply, start, infix, (left, right))
+        if op == "|>":
+            return self.applied(start, right, left)
+        if op == "<|":
+            return self.applied(start, left, right)
+        first, second = (left, right) if op == ">->" else (right, left)
+        name = self.fresh_name()
+        param = self.node(ast.PVar, start, name)
+        inner = self.applied(start, first, self.node(ast.Var, start, name))
+        return self.node(ast.Lambda, start, (param,), self.applied(start, second, inner))
+
+    def applied(self, start: int, fn: ast.Expr, arg: ast.Expr) -> ast.Expr:
+        """`fn arg`, one application: `map f |> ...` gives `map f xs`, not `(map f) xs`."""
+        if isinstance(fn, ast.Apply):
+            return self.node(ast.Apply, start, fn.fn, fn.args + (arg,))
+        return self.node(ast.Apply, start, fn, (arg,))
+
+    def fresh_name(self) -> str:
+        """A parameter name that appears nowhere in the source (`x'1`, `x'2`, ...)."""
+        while True:
+            self.composed += 1
+            name = f"x'{self.composed}"
+            if name not in self.source.text:
+                return name
 
     def starts_operand(self, token: Token) -> bool:
         return (self.starts_arg(token) or token.sym("-", "!", "\\") or token.kw(*_OPEN_FORMS)
@@ -304,6 +388,8 @@ class Parser:
             if token.text == "_":
                 raise self.error("`_` can only be used in a pattern, not as a value")
             self.advance()
+            if "." in token.text:
+                return self.qualified(token)
             return self.node(ast.Var, token.span.start, token.text)
         if token.kw("while") and head:      # the library's `while p f x`
             self.advance()
