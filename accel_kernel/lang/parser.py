@@ -205,6 +205,12 @@ class Parser:
         if name.kind != "name" or name.text == "_":
             raise self.expected("a name after `def`")
         self.advance()
+        params, result, body = self.function_rest()
+        return self.node(ast.Def, start, name.text, tuple(params), result, body)
+
+    def function_rest(self) -> tuple[list[ast.Pattern], ast.TypeExpr | None, ast.Expr]:
+        """A function's parameters, optional `: result type`, `=` and body (after its name:
+        a `def`, or Futhark's `let f x = ...`)."""
         params: list[ast.Pattern] = []
         while self.starts_pattern(self.tok):
             params.append(self.pattern_atom())
@@ -213,8 +219,20 @@ class Parser:
             self.advance()
             result = self.type_expr()
         self.expect_sym("=", "`=`, `:` or a parameter" if not result else "`=`")
-        body = self.expr()
-        return self.node(ast.Def, start, name.text, tuple(params), result, body)
+        if not self.starts_operand(self.tok):
+            raise self.expected("an expression after `=`")
+        return params, result, self.expr()
+
+    def local_function(self, start: int) -> tuple[ast.Pattern, ast.Expr]:
+        """Futhark's `let f p1 p2 [: t] = body`: the pattern `f` and the value
+        `\\p1 p2 -> body` (the body ascribed `t`)."""
+        name = self.advance()
+        params, result, body = self.function_rest()
+        if result is not None:
+            assert body.span is not None
+            body = self.node(ast.Ascribe, body.span.start, body, result)
+        return (self.node(ast.PVar, name.span.start, name.text),
+                self.node(ast.Lambda, start, tuple(params), body))
 
     # ------------------------------------------------------------------ expressions
 
@@ -553,11 +571,27 @@ class Parser:
             self.expect_kw("else", f"`else` to go with the `if` at {token.line}:{token.col}")
             return self.node(ast.If, start, cond, then, self.expr())
         pattern = self.pattern_annotated()
-        self.expect_sym("=", "`=` after the pattern of `loop`")
-        init = self.expr()
+        if self.tok.kw("for", "while"):       # Futhark's `loop x for ...`: x starts as itself
+            init = self.pattern_value(pattern)
+        else:
+            self.expect_sym("=", "`=` after the pattern of `loop`")
+            init = self.expr()
         form = self.loop_form()
         self.expect_kw("do")
         return self.node(ast.Loop, start, pattern, init, form, self.expr())
+
+    def pattern_value(self, pattern: ast.Pattern) -> ast.Expr:
+        """The value a loop pattern names when it has no `= init`: `loop (a, b) for ...`
+        starts from the `a` and `b` in scope (names and tuples of names only)."""
+        assert pattern.span is not None
+        start = pattern.span.start
+        if isinstance(pattern, ast.PVar):
+            return self.node(ast.Var, start, pattern.name)
+        if isinstance(pattern, ast.PTuple):
+            return self.node(ast.TupleLit, start,
+                             tuple(self.pattern_value(p) for p in pattern.elems))
+        raise AccelSyntaxError("a loop without `= init` starts from the variables its pattern "
+                               "names: `_` names none", pattern.span)
 
     def loop_form(self) -> ast.LoopForm:
         token = self.tok
@@ -583,11 +617,15 @@ class Parser:
         let = self.advance()
         start = let.span.start
         with self.nested(let.col):
-            pattern = self.pattern_annotated()
-            self.expect_sym("=", "`=` or `:` after the pattern of `let`")
-            if not self.starts_operand(self.tok):
-                raise self.expected("an expression after `=`")
-            value = self.expr()
+            if self.tok.kind == "name" and self.tok.text != "_" \
+                    and self.starts_pattern(self.peek()):     # `let f x = ...` (Futhark)
+                pattern, value = self.local_function(start)
+            else:
+                pattern = self.pattern_annotated()
+                self.expect_sym("=", "`=` or `:` after the pattern of `let`")
+                if not self.starts_operand(self.tok):
+                    raise self.expected("an expression after `=`")
+                value = self.expr()
         raw = self.tokens[self.pos]
         # `in` continues the `let` unless the layout puts it left of the `let` and outside.
         if raw.kw("in") and (raw.col >= let.col or not self.blocked(self.pos)):
