@@ -273,6 +273,9 @@ class Session:
 
     def completions(self, prefix: str) -> list[str]:
         names = set(KEYWORDS) | set(BUILTINS) | set(self._globals)
+        if "." in prefix:                        # Futhark's qualified names: `f64.sq`
+            from .lang.parser import qualified_names
+            names = set(qualified_names())
         return sorted(n for n in names if n.startswith(prefix))
 
     @deep

@@ -477,7 +477,8 @@ def _word_start(code: str, cursor: int) -> int:
         start += 1
     if start > 0 and code[start - 1].isdigit():
         return cursor
-    return start
+    qualifier = re.search(r"(?<![A-Za-z0-9_'])(?:i32|i64|f32|f64)\.$", code[:start])
+    return qualifier.start() if qualifier else start      # `f64.sq`: the whole name
 
 
 def _word_end(code: str, cursor: int) -> int:

@@ -46,6 +46,14 @@ QUALIFIED_FUNCTIONS = frozenset({"abs", "max", "min", "sqrt", "exp", "log", "sin
                                  "tan", "atan2", "floor", "ceil", "round", "sum", "product",
                                  "maximum", "minimum"})
 QUALIFIED_CONSTANTS = frozenset({"highest", "lowest", "pi"})
+
+
+def qualified_names() -> list[str]:
+    """Every qualified name built (`f64.sqrt`, `i64.f64`, ...), for completion."""
+    numeric = SCALAR_TYPES[1:]
+    names = sorted(QUALIFIED_FUNCTIONS | QUALIFIED_CONSTANTS | set(numeric))
+    return [f"{t}.{n}" for t in numeric for n in names
+            if n != "pi" or t in ("f32", "f64")]
 SCALAR_TYPES = ("bool", "i32", "i64", "f32", "f64")
 INT_RANGES = {"i64": (-2 ** 63, 2 ** 63 - 1), "i32": (-2 ** 31, 2 ** 31 - 1)}
 _OPEN_FORMS = ("if", "let", "loop")

@@ -238,6 +238,16 @@ def test_complete_cursor_range(kernel):
     assert "reduce" in complete(kernel, "reduce (+) 0 (red")["matches"]
 
 
+def test_complete_qualified_names_and_primed_names(kernel):
+    reply = complete(kernel, "let x = f64.sq")
+    assert reply["matches"] == ["f64.sqrt"]
+    assert (reply["cursor_start"], reply["cursor_end"]) == (8, 14)
+    assert complete(kernel, "i64.ma")["matches"] == ["i64.max", "i64.maximum"]
+    assert "i32.f64" in complete(kernel, "i32.")["matches"]
+    kernel.run("let xs' = iota 3")
+    assert complete(kernel, "xs' |> map (+1) |> reduce (+) 0 xs")["matches"] == ["xs'"]
+
+
 def test_complete_magics(kernel):
     reply = complete(kernel, "%ta")
     assert reply["matches"] == ["%target"] and reply["cursor_start"] == 0
