@@ -26,7 +26,8 @@ BUILTINS = (
     "lowest", "highest", "produce", "stream", "mapSeq", "zipWithSeq", "foldSeq", "elements",
     "tabulate",
     # prelude.accel
-    "sum", "product", "maximum", "minimum", "all", "any", "count",
+    "sum", "product", "maximum", "minimum", "all", "any", "count", "null", "tail", "init",
+    "copy", "foldl", "foldr", "hist",
 )
 
 _NAME_END = r"(?![A-Za-z0-9_'])"
