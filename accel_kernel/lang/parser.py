@@ -255,7 +255,10 @@ class Parser:
                 opener = self.advance()
                 with self.nested(None, no_bar=False):
                     indices.append(self.expr())
-                    self.close(opener, "]")
+                    while self.tok.sym(","):       # Futhark's `with [i, j] = v`
+                        self.advance()
+                        indices.append(self.expr())
+                    self.close(opener, "]", "`,` or ")
             if not indices:
                 raise self.expected("`[` after `with`")
             self.expect_sym("=", "`=` or `[` in `with`")
@@ -439,17 +442,43 @@ class Parser:
                 return expr
 
     def index(self, expr: ast.Expr, start: int) -> ast.Expr:
+        """`xs[i]`, `xs[i:j]`, and Futhark's several dimensions at once: `a[i, j]`,
+        `a[i, :]`, `a[:, j]`, `a[i:j, k:l]` (`indexed`)."""
         opener = self.advance()
+        parts = []
         with self.nested(None, no_bar=False):
-            low = None if self.tok.sym(":") else self.expr()
-            if self.tok.sym(":"):
+            while True:
+                parts.append(self.index_part())
+                if not self.tok.sym(","):
+                    break
                 self.advance()
-                high = None if self.tok.sym("]") else self.expr()
-                self.close(opener, "]")
-                return self.node(ast.Slice, start, expr, low, high)
-            self.close(opener, "]", "`:` or ")
-        assert low is not None
-        return self.node(ast.Index, start, expr, low)
+            self.close(opener, "]", "`,`, `:` or ")
+        return self.indexed(expr, start, parts)
+
+    def index_part(self) -> tuple[ast.Expr | None, ast.Expr | None, bool]:
+        """One dimension of an index: `(i, None, False)`, or a slice `(lo, hi, True)`."""
+        low = None if self.tok.sym(":") else self.expr()
+        if not self.tok.sym(":"):
+            return low, None, False
+        self.advance()
+        high = None if self.tok.sym("]", ",") else self.expr()
+        return low, high, True
+
+    def indexed(self, expr: ast.Expr, start: int, parts: list) -> ast.Expr:
+        """The dimensions one after the other: an index takes a row, and a slice followed by
+        more dimensions maps them over its rows: `a[i:j, k]` is
+        `map (\\r -> r[k]) a[i:j]` (`r` a name the program does not use)."""
+        (low, high, is_slice), rest = parts[0], parts[1:]
+        here = self.node(ast.Slice, start, expr, low, high) if is_slice else \
+            self.node(ast.Index, start, expr, low)
+        if not rest:
+            return here
+        if not is_slice:
+            return self.indexed(here, start, rest)
+        name = self.fresh_name()
+        row = self.indexed(self.node(ast.Var, start, name), start, rest)
+        fn = self.node(ast.Lambda, start, (self.node(ast.PVar, start, name),), row)
+        return self.node(ast.Apply, start, self.node(ast.Var, start, "map"), (fn, here))
 
     def paren(self) -> ast.Expr:
         opener = self.advance()
