@@ -34,7 +34,7 @@ def error(text: str) -> AccelSyntaxError:
     ("loop x = 0 do x", 1, 12, "expected `for` or `while` after the initial value of `loop`"),
     ("loop x = 0 for i n do x", 1, 18, "expected `in` or `<` after the loop variable, found `n`"),
     ("\\ -> 1", 1, 3, "expected a parameter after `\\`, found `->`"),
-    ("xs[1", 1, 5, "expected `:` or `]` to close `[` opened at 1:3, found end of input"),
+    ("xs[1", 1, 5, "expected `,`, `:` or `]` to close `[` opened at 1:3, found end of input"),
     ("xs with 0 = 1", 1, 9, "expected `[` after `with`, found `0`"),
     ("(x: int)", 1, 5, "unknown type `int`"),
     ("t. 0", 1, 2, "unexpected `.` (a projection is written `t.0`"),
