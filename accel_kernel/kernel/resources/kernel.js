@@ -18,7 +18,7 @@ define([
     "sqrt", "exp", "log", "sin", "cos", "tan", "atan2", "floor", "ceil", "round", "pi",
     "select", "zero", "one", "lowest", "highest", "produce", "stream", "mapSeq", "zipWithSeq",
     "foldSeq", "elements", "tabulate", "sum", "product", "maximum", "minimum", "all", "any",
-    "count"];
+    "count", "null", "tail", "init", "copy", "foldl", "foldr", "hist"];
   var types = ["bool", "i32", "i64", "f32", "f64", "seq"];
 
   function wordsRegex(words) {
@@ -33,11 +33,12 @@ define([
         { regex: /(def)(\s+)([A-Za-z_][A-Za-z0-9_']*)/, token: ["keyword", null, "def"] },
         { regex: /\b(?:true|false)\b/, token: "atom" },
         { regex: wordsRegex(keywords), token: "keyword" },
+        { regex: /(?:i32|i64|f32|f64)\.[A-Za-z_][A-Za-z0-9_]*/, token: "builtin" },
         { regex: wordsRegex(types), token: "type" },
         { regex: wordsRegex(builtins), token: "builtin" },
         { regex: /-?(?:\d+\.\d+(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+)(?:f32|f64)?/, token: "number" },
         { regex: /-?\d+(?:i32|i64|f32|f64)?/, token: "number" },
-        { regex: /\\|->|<-|\.\.<|\.\.|\*\*|==|!=|<=|>=|&&|\|\||<<|>>|\+\+|[-+*\/%<>=!&|^]/,
+        { regex: />->|<-<|\|>|<\||`|\\|->|<-|\.\.<|\.\.|\*\*|==|!=|<=|>=|&&|\|\||<<|>>|\+\+|[-+*\/%<>=!&|^]/,
           token: "operator" },
         { regex: /[A-Za-z_][A-Za-z0-9_']*/, token: "variable" },
         { regex: /[\[\](){},.:]/, token: "bracket" },
