@@ -83,7 +83,9 @@ def _float_text(text: str, x: float) -> str:
 # ---------------------------------------------------------------- JSON
 
 def to_json(value: Any, type: T.Type | None = None) -> Any:
-    """A JSON-able form: lists for arrays, tuples and sequences; None for non-finite floats."""
+    """A JSON-able form: lists for arrays, tuples and sequences; None for non-finite floats.
+    An f32 is the shortest decimal that reads back as that f32 (`4.3f32` is 4.3, not
+    4.300000190734863), so results compare at f32 precision."""
     if isinstance(value, (list, tuple, Sequence)):
         if isinstance(type, T.Tuple):
             return [to_json(v, t) for v, t in zip(value, type.elems)]
@@ -95,7 +97,11 @@ def to_json(value: Any, type: T.Type | None = None) -> Any:
         return int(value)
     if isinstance(value, (float, np.floating)):
         x = float(value)
-        return x if math.isfinite(x) else None
+        if not math.isfinite(x):
+            return None
+        if isinstance(value, np.float32) or type == T.Scalar("f32"):
+            return float(str(np.float32(x)))       # numpy's shortest round trip
+        return x
     raise TypeError(f"not a JSON-able accel value: {value!r}")
 
 
