@@ -231,6 +231,26 @@ class Parser:
             raise self.expected("an expression after `=`")
         return params, result, self.expr()
 
+    def let_update(self) -> tuple[ast.Pattern, ast.Expr]:
+        """Futhark's `let xs[i] = v` (also `let a[i, j] = v`): `let xs = xs with [i] = v`."""
+        name = self.advance()
+        start = name.span.start
+        opener = self.advance()
+        indices: list[ast.Expr] = []
+        with self.nested(None, no_bar=False):
+            indices.append(self.expr())
+            while self.tok.sym(","):
+                self.advance()
+                indices.append(self.expr())
+            self.close(opener, "]", "`,` or ")
+        self.expect_sym("=", "`=` after `let " + name.text + "[...]`")
+        if not self.starts_operand(self.tok):
+            raise self.expected("an expression after `=`")
+        value = self.expr()
+        array = self.node(ast.Var, start, name.text)
+        return (self.node(ast.PVar, start, name.text),
+                self.node(ast.Update, start, array, tuple(indices), value))
+
     def local_function(self, start: int) -> tuple[ast.Pattern, ast.Expr]:
         """Futhark's `let f p1 p2 [: t] = body`: the pattern `f` and the value
         `\\p1 p2 -> body` (the body ascribed `t`)."""
@@ -654,7 +674,10 @@ class Parser:
         let = self.advance()
         start = let.span.start
         with self.nested(let.col):
-            if self.tok.kind == "name" and self.tok.text != "_" \
+            if self.tok.kind == "name" and self.peek().sym("[") \
+                    and not self.peek().space_before:         # `let xs[i] = v` (Futhark)
+                pattern, value = self.let_update()
+            elif self.tok.kind == "name" and self.tok.text != "_" \
                     and self.starts_pattern(self.peek()):     # `let f x = ...` (Futhark)
                 pattern, value = self.local_function(start)
             else:
