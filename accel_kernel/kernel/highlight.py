@@ -27,7 +27,7 @@ BUILTINS = (
     "tabulate",
     # prelude.accel
     "sum", "product", "maximum", "minimum", "all", "any", "count", "null", "tail", "init",
-    "copy", "foldl", "foldr", "hist",
+    "copy", "foldl", "foldr", "hist", "flatten_3d", "map4", "map5", "zip4", "unzip4",
 )
 
 _NAME_END = r"(?![A-Za-z0-9_'])"

@@ -18,7 +18,8 @@ define([
     "sqrt", "exp", "log", "sin", "cos", "tan", "atan2", "floor", "ceil", "round", "pi",
     "select", "zero", "one", "lowest", "highest", "produce", "stream", "mapSeq", "zipWithSeq",
     "foldSeq", "elements", "tabulate", "sum", "product", "maximum", "minimum", "all", "any",
-    "count", "null", "tail", "init", "copy", "foldl", "foldr", "hist"];
+    "count", "null", "tail", "init", "copy", "foldl", "foldr", "hist", "flatten_3d", "map4",
+    "map5", "zip4", "unzip4"];
   var types = ["bool", "i32", "i64", "f32", "f64", "seq"];
 
   function wordsRegex(words) {
