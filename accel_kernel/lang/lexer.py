@@ -56,7 +56,7 @@ def _is_name_char(ch: str) -> bool:
 
 
 # Futhark's modules of numeric functions: `f64.sqrt`, `i64.sum`, `f64.i64` are one name token
-QUALIFIERS = frozenset({"bool", "i32", "i64", "f32", "f64"})
+QUALIFIERS = frozenset({"i32", "i64", "f32", "f64"})
 
 
 class _Lexer:

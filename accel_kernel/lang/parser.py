@@ -321,15 +321,15 @@ class Parser:
         constants `i32.highest`, `f32.pi` are ascribed their module's type."""
         module, name = token.text.split(".", 1)
         start = token.span.start
-        if name in SCALAR_TYPES and module != "bool" and name != "bool":
+        if name in SCALAR_TYPES and name != "bool":
             return self.node(ast.Var, start, module)
         if name == "pi" and module in ("f32", "f64"):       # accel's `pi` is an f64
             return self.node(ast.Apply, start, self.node(ast.Var, start, module),
                              (self.node(ast.Var, start, name),))
-        if name in QUALIFIED_CONSTANTS and module != "bool":
+        if name in QUALIFIED_CONSTANTS:
             return self.node(ast.Ascribe, start, self.node(ast.Var, start, name),
                              self.node(ast.TScalar, start, module))
-        if name in QUALIFIED_FUNCTIONS and module != "bool":
+        if name in QUALIFIED_FUNCTIONS:
             return self.node(ast.Var, start, name)
         types = ", ".join(SCALAR_TYPES[1:])
         raise self.error(f"`{token.text}` is not built: the qualified names built are T.U, "

@@ -37,8 +37,8 @@ from typing import Any, Callable
 
 from ..lang.errors import AccelError, ClusterError, Interrupted, OutOfMemory
 from . import events as E
-from .scheduler import Sample, Scheduler, fits, single_element_too_big
-from .sequences import ceiling_for
+from .scheduler import Sample, Scheduler
+from .sequences import ceiling_for, check_one_element
 
 _POLL = 0.05          # seconds between looks at the cancel token while tasks run
 
@@ -133,8 +133,10 @@ class Cluster:
 
     def worker_names(self) -> dict[str, str]:
         """The workers now: address -> name (`0`, `1`, ... on a local cluster)."""
-        info = self.client.scheduler_info(n_workers=-1) \
-            if _takes_n_workers(self.client) else self.client.scheduler_info()
+        try:
+            info = self.client.scheduler_info(n_workers=-1)     # all (distributed >= 2025)
+        except TypeError:
+            info = self.client.scheduler_info()
         named = {address: str(w.get("name", address))
                  for address, w in info.get("workers", {}).items()}
         return dict(sorted(named.items(), key=lambda item: (len(item[1]), item[1])))
@@ -155,11 +157,6 @@ class Cluster:
         self._client = self._local = None
 
 
-def _takes_n_workers(client: Any) -> bool:
-    import inspect
-    return "n_workers" in inspect.signature(client.scheduler_info).parameters
-
-
 # ---------------------------------------------------------------- one sequence's tasks
 
 
@@ -168,7 +165,7 @@ class Job:
     """What every task of one sequence shares (scattered to the workers once per run):
     `factory` makes the executor on the worker (`factory.executor(values)`), `op` the
     SeqLoop, `values` what its body reads (those the cluster keeps between runs, arrays,
-    come to each task apart: `ClusterRun.values`), `state` the fold's initial (neutral)
+    come to each task apart: `ClusterRun.arrays`), `state` the fold's initial (neutral)
     accumulator."""
     factory: Any
     op: Any
@@ -399,10 +396,8 @@ class ClusterRun:
                           _rows(rows, half, flight.count))]
             return
         wall = max(time.perf_counter() - flight.submitted, partial.seconds, 1e-9)
-        if budget is not None and lane.steps == 0 and not fits(partial.nbytes / partial.count,
-                                                               ceiling):
-            raise OutOfMemory(single_element_too_big(partial.nbytes // partial.count, ceiling),
-                              requested=partial.nbytes // partial.count, available=ceiling)
+        if budget is not None and lane.steps == 0:
+            check_one_element(partial.nbytes, partial.count, ceiling)
         if not lane.compiled_once:
             lane.compiled_once = True
             events.emit(E.Compile(self.number, lane.name, partial.compiled))

@@ -47,6 +47,14 @@ def sequence_number() -> int:
     return next(_numbers)
 
 
+def check_one_element(nbytes: int, elements: int, ceiling: int) -> None:
+    """The accel error `OutOfMemory` when one element of a first step that held `nbytes`
+    for `elements` is larger than the budget's ceiling on a chunk."""
+    if not fits(nbytes / elements, ceiling):
+        raise OutOfMemory(single_element_too_big(nbytes // elements, ceiling),
+                          requested=nbytes // elements, available=ceiling)
+
+
 def ceiling_for(budget: int | None) -> int:
     """The most bytes one chunk may hold under the budget."""
     return DEFAULT_CHUNK_BYTES if budget is None else max(1, budget // 2)
@@ -95,10 +103,8 @@ class SequenceRun:
         now = time.perf_counter()
         count = self._count if elements is None else elements
         wall = max(now - self._step_began, seconds, 1e-9)
-        if self.budget is not None and self.steps == 0 and not fits(nbytes / count,
-                                                                    self.ceiling):
-            raise OutOfMemory(single_element_too_big(nbytes // count, self.ceiling),
-                              requested=nbytes // count, available=self.ceiling)
+        if self.budget is not None and self.steps == 0:
+            check_one_element(nbytes, count, self.ceiling)
         rule = self.scheduler.record(Sample(count, seconds, wall, nbytes))
         state = self.scheduler.state
         self.events.emit(E.Step(self.number, self.steps, self.start, count, nbytes, seconds,

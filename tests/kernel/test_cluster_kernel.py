@@ -9,27 +9,19 @@ import psutil
 import pytest
 from jupyter_client.manager import KernelManager
 
-from .test_dashboard_kernel import reply_to, sequence, sequence_sum
+from .test_client import execute
+from .test_dashboard_kernel import sequence, sequence_sum
 from .test_protocol import RecordingKernel
 
 TIMEOUT = 120
 
 
 def run(kc, code: str) -> tuple[dict, str]:
-    """The execute reply's content and the cell's stdout."""
-    msg_id = kc.execute(code)
-    reply = reply_to(kc, msg_id)["content"]
-    out = []
-    while True:
-        msg = kc.get_iopub_msg(timeout=TIMEOUT)
-        if msg["parent_header"].get("msg_id") != msg_id:
-            continue
-        if msg["msg_type"] == "stream":
-            out.append(msg["content"]["text"])
-        if msg["msg_type"] == "execute_result":
-            out.append(msg["content"]["data"]["text/plain"])
-        if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
-            return reply, "".join(out)
+    """The execute reply's content and the cell's stdout and result text."""
+    reply, outputs = execute(kc, code, TIMEOUT)
+    return reply, "".join(m["content"]["text"] if m["msg_type"] == "stream"
+                          else m["content"]["data"]["text/plain"]
+                          for m in outputs if m["msg_type"] in ("stream", "execute_result"))
 
 
 @pytest.mark.kernel

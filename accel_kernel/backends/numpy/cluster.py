@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ...ir import flat as F
-from ...lang.errors import AccelError, ClusterError, OutOfMemory
+from ...lang.errors import ClusterError, OutOfMemory
 from ...passes.flatten.prune import block_reads
 from ...runtime.cluster import ClusterRun, Job, Partial
 from ...runtime.deep import on_deep_stack
@@ -68,9 +68,10 @@ class Iterable:
 
 
 def run_on_cluster(executor: Any, stmt: F.Stmt, op: F.SeqLoop, length: int | None,
-                   sources: list[Any], state: list[Any]) -> Any:
-    """The SeqLoop's value (as `Executor._seqloop` gives it), its steps run as tasks."""
-    from .executor import _chunk_rows, _no_rows_left, concat_all
+                   sources: list[Any], state: list[Any]) -> tuple[list, list[list]]:
+    """The steps run as tasks (as `Executor._steps_here` runs them here): the final state
+    and each appended part's chunks, in element order."""
+    from .executor import _chunk_rows, _no_rows_left
     factory = executor.worker_factory()
     if factory is None:
         raise ClusterError(f"sequences of the `{executor.target}` target do not run on a "
@@ -92,22 +93,14 @@ def run_on_cluster(executor: Any, stmt: F.Stmt, op: F.SeqLoop, length: int | Non
     run = ClusterRun(executor.memory.cluster, job, length, executor.memory, chunk_task, pull,
                      executor.cancel, executor.target, line, sequence_number(),
                      combine_task if folds_arrays else None, arrays)
-    try:
-        partials = run.run()
-        _no_rows_left(sources, sum(p.count for p in partials), stmt.span)
-    except AccelError as error:
-        if error.span is None:
-            error.span = stmt.span           # the runtime's own errors: at the consumer
-        raise
+    partials = run.run()
+    _no_rows_left(sources, sum(p.count for p in partials), stmt.span)
     if run.combined is not None:               # joined on the workers
         state = [executor.coerce(v, p.rep) for v, p in zip(run.combined, op.params)]
     elif op.params:
         for partial in partials:
             state = executor.combine(op, state, partial.state)
-    reps = [t.rep for t in stmt.targets[len(op.params):]]
-    results = state + [concat_all([p.parts[k] for p in partials], rep)
-                       for k, rep in enumerate(reps)]
-    return results[0] if len(results) == 1 else tuple(results)
+    return state, [[p.parts[k] for p in partials] for k in range(op.appended)]
 
 
 def _values(executor: Any, op: F.SeqLoop, sources: list[Any]) -> dict:
@@ -142,7 +135,7 @@ def _mapped(value: Any) -> Mapped | None:
 def _keepable(value: Any) -> bool:
     """Whether the cluster keeps the value on its workers between runs (an array or an
     irregular array: not a scalar, a tuple, a file reference or a row type)."""
-    return isinstance(value, (np.ndarray, Segs)) and not isinstance(value, np.generic)
+    return isinstance(value, (np.ndarray, Segs))
 
 
 def digest(value: Any) -> int:

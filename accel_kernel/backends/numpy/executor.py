@@ -473,7 +473,22 @@ class Executor:
         state = [self.coerce(self.atom(a), p.rep) for a, p in zip(op.init, op.params)]
         if self.memory.cluster is not None:          # its steps as tasks (runtime/cluster.py)
             from .cluster import run_on_cluster
-            return run_on_cluster(self, stmt, op, length, sources, state)
+            steps = run_on_cluster
+        else:
+            steps = Executor._steps_here
+        try:
+            state, appended = steps(self, stmt, op, length, sources, state)
+        except AccelError as error:
+            if error.span is None:
+                error.span = stmt.span         # the runtime's own errors: at the consumer
+            raise
+        results = state + [self.seq_concat(parts, rep) for parts, rep in
+                           zip(appended, [t.rep for t in stmt.targets[len(op.params):]])]
+        return results[0] if len(results) == 1 else tuple(results)
+
+    def _steps_here(self, stmt: F.Stmt, op: F.SeqLoop, length: int | None,
+                    sources: list[Any], state: list[Any]) -> tuple[list, list[list]]:
+        """The steps in this process: the final state and each appended part's chunks."""
         appended: list[list[Any]] = [[] for _ in range(op.appended)]
         line = stmt.span.line if stmt.span is not None else 0
         run = SequenceRun(length, self.memory, self.target, line)
@@ -502,13 +517,9 @@ class Executor:
             _no_rows_left(sources, run.start, stmt.span)
         except BaseException as error:
             run.finish("cancelled" if isinstance(error, Interrupted) else "error")
-            if isinstance(error, AccelError) and error.span is None:
-                error.span = stmt.span         # the runtime's own errors: at the consumer
             raise
         run.finish("done")
-        results = state + [self.seq_concat(parts, rep) for parts, rep in
-                           zip(appended, [t.rep for t in stmt.targets[len(op.params):]])]
-        return results[0] if len(results) == 1 else tuple(results)
+        return state, appended
 
     def step(self, op: F.SeqLoop, start: int, count: int, state: list[Any],
              chunks: list[Any]) -> tuple[list[Any], float, int]:
