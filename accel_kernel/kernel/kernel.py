@@ -132,10 +132,11 @@ class AccelKernel(Kernel):
         "mimetype": "text/x-accel",
         "file_extension": ".accel",
         "pygments_lexer": "accel",
-        # JupyterLab 4 cannot load a mode from a kernelspec (kernel.js is classic-Notebook
-        # only), so name one it ships: Haskell's `--` comments, `\x ->`, `let ... in` and
-        # `if then else` fit accel well. kernel.js gives the classic Notebook a real mode.
-        "codemirror_mode": "haskell",
+        # JupyterLab 4 looks the language up by this name first (the accel language of the
+        # accel-kernel-codemirror extension, accel_kernel/labextension/), then by this MIME
+        # type: without the extension, Haskell's mode, whose `--` comments, `\x ->` and
+        # `let ... in` fit accel well. The classic Notebook takes the name (kernel.js).
+        "codemirror_mode": {"name": "accel", "mime": "text/x-haskell"},
     }
     banner = (f"accel {_accel_version}: a nested data-parallel array language.\n"
               f"Cells run on the target {DEFAULT_TARGET} by default; %target lists the others.\n"

@@ -6,8 +6,9 @@ selenium. The server gets a random free port, a token, a temporary root director
 notebooks the tests write) and temporary settings, workspaces and runtime directories, so a
 developer's own JupyterLab state never leaks in. The `accel` kernelspec it finds is written
 for this checkout (this Python, `-m accel_kernel.kernel`) into a temporary directory put
-first on JUPYTER_PATH, as tests/kernel/conftest.py does; ipywidgets' JupyterLab extension
-comes from the environment.
+first on JUPYTER_PATH, as tests/kernel/conftest.py does, with this checkout's built
+highlighting extension (accel_kernel/labextension/); ipywidgets' JupyterLab extension comes
+from the environment.
 
 Without chromium, chromedriver or selenium the tests skip with the reason, except under
 `CI=true`, where scripts/setup installs them and their absence is a failure.
@@ -38,6 +39,7 @@ CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 REPO = Path(__file__).resolve().parents[2]
 START_TIMEOUT = 60
+LABEXTENSION_NAME = "accel-kernel-codemirror"
 
 LAB_SETTINGS = {
     # no "Would you like to get notified about official Jupyter news?" toast on a first start
@@ -80,6 +82,10 @@ def lab_environment(root: Path) -> dict[str, str]:
     spec = jupyter_path / "kernels" / KERNEL_NAME
     spec.mkdir(parents=True)
     write_kernelspec(spec)
+    # this checkout's highlighting extension (first on the path: it wins over an installed one)
+    (jupyter_path / "labextensions").mkdir()
+    (jupyter_path / "labextensions" / LABEXTENSION_NAME).symlink_to(
+        REPO / "accel_kernel" / "labextension")
     settings = root / "settings"
     for name, values in LAB_SETTINGS.items():
         path = settings / name
