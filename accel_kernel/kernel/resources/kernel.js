@@ -1,6 +1,6 @@
 // CodeMirror 5 mode for accel, loaded by the classic Jupyter Notebook (6.x / nbclassic)
-// from the kernelspec. JupyterLab 4 and Notebook 7 do not load kernel.js: there the kernel's
-// language_info.codemirror_mode ("haskell") gives close-enough highlighting.
+// from the kernelspec. JupyterLab 4 and Notebook 7 do not load kernel.js: there the
+// accel-kernel-codemirror extension (labextension/, docs/kernel.md) gives the language.
 define([
   "codemirror/lib/codemirror",
   "base/js/namespace",
@@ -9,18 +9,9 @@ define([
 ], function (CodeMirror, Jupyter, events) {
   "use strict";
 
-  var keywords = ["def", "let", "in", "if", "then", "else", "loop", "for", "while", "do",
-    "with", "by"];
-  var builtins = ["map", "map2", "map3", "zip", "zip3", "unzip", "unzip3", "reduce", "scan",
-    "filter", "partition", "iota", "replicate", "generate", "expand", "scatter",
-    "reduce_by_index", "sort", "sort_by", "cond", "length", "flatten", "concat", "reverse",
-    "transpose", "take", "drop", "head", "last", "interleave", "rotate", "min", "max", "abs",
-    "sqrt", "exp", "log", "sin", "cos", "tan", "atan2", "floor", "ceil", "round", "pi",
-    "select", "zero", "one", "lowest", "highest", "produce", "stream", "mapSeq", "zipWithSeq",
-    "foldSeq", "elements", "tabulate", "sum", "product", "maximum", "minimum", "all", "any",
-    "count", "null", "tail", "init", "copy", "foldl", "foldr", "hist", "flatten_3d", "map4",
-    "map5", "zip4", "unzip4"];
-  var types = ["bool", "i32", "i64", "f32", "f64", "seq"];
+  // The word lists of accel_kernel/kernel/highlight.py: install.py (write_kernelspec) writes
+  // them over the empty lists of the next line when it installs the kernelspec.
+  var words = /* ACCEL_WORDS */ {"keywords": [], "constants": [], "types": [], "builtins": []};
 
   function wordsRegex(words) {
     return new RegExp("(?:" + words.join("|") + ")(?![A-Za-z0-9_'])");
@@ -32,13 +23,16 @@ define([
         { regex: /^%%?[A-Za-z_]\w*/, token: "meta", sol: true },
         { regex: /--.*/, token: "comment" },
         { regex: /(def)(\s+)([A-Za-z_][A-Za-z0-9_']*)/, token: ["keyword", null, "def"] },
-        { regex: /\b(?:true|false)\b/, token: "atom" },
-        { regex: wordsRegex(keywords), token: "keyword" },
-        { regex: /(?:i32|i64|f32|f64)\.[A-Za-z_][A-Za-z0-9_]*/, token: "builtin" },
-        { regex: wordsRegex(types), token: "type" },
-        { regex: wordsRegex(builtins), token: "builtin" },
-        { regex: /-?(?:\d+\.\d+(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+)(?:f32|f64)?/, token: "number" },
-        { regex: /-?\d+(?:i32|i64|f32|f64)?/, token: "number" },
+        { regex: wordsRegex(words.constants), token: "atom" },
+        { regex: wordsRegex(words.keywords), token: "keyword" },
+        { regex: new RegExp("(?:" + words.types.join("|") + ")\\.[A-Za-z_][A-Za-z0-9_]*"),
+          token: "builtin" },
+        { regex: wordsRegex(words.types), token: "type" },
+        { regex: wordsRegex(words.builtins), token: "builtin" },
+        { regex: /0[xX][0-9a-fA-F_]+(?:[iu](?:8|16|32|64))?/, token: "number" },
+        { regex: /-?(?:\d[\d_]*\.\d[\d_]*(?:[eE][+-]?\d+)?|\d[\d_]*[eE][+-]?\d+)(?:f32|f64)?/,
+          token: "number" },
+        { regex: /-?\d[\d_]*(?:[iuf](?:8|16|32|64))?/, token: "number" },
         { regex: />->|<-<|\|>|<\||`|\\|->|<-|\.\.<|\.\.|\*\*|==|!=|<=|>=|&&|\|\||<<|>>|\+\+|[-+*\/%<>=!&|^]/,
           token: "operator" },
         { regex: /[A-Za-z_][A-Za-z0-9_']*/, token: "variable" },
