@@ -1,6 +1,6 @@
 """accel in JupyterLab's editor (the accel-kernel-codemirror extension, labextension/): every
 word of highlight.py's lists, numbers, comments and meta-commands get their classes and
-JupyterLab's colours; Enter indents continuation lines, so a `def` typed line by line runs; a
+JupyterLab's colours (a `%%python` cell's Python does not); Enter indents continuation lines, so a `def` typed line by line runs; a
 closing bracket typed on its own line goes back; brackets match; Ctrl-/ toggles `--`.
 
 The expected colours are JupyterLab's theme variables (`--jp-mirror-editor-keyword-color`,
@@ -91,7 +91,8 @@ def test_every_word_number_and_comment_gets_its_colour(lab):
         "def sums (xs: [][]i64) = map (\\row -> reduce (+) 0 row) xs  -- rows' sums",
         "let ys = [1, 2.5f32, 0xff, 3i32, 1e-3] ++ [f64.sqrt 2.0]",
     ])
-    lab.write_notebook("highlight.ipynb", [source])
+    python = "%%python\ndef twice(x):\n    return map(x)"
+    lab.write_notebook("highlight.ipynb", [source, python])
     lab.open("highlight.ipynb")
     lab.edit(0)
 
@@ -118,6 +119,12 @@ def test_every_word_number_and_comment_gets_its_colour(lab):
     # names stay plain (in the unstyled text between tokens)
     plain = [t for text, found in tokens.items() for t in found if "row" in text.split()]
     assert plain and not any(c.startswith("accel-") for t in plain for c in t["classes"])
+
+    # a %%python cell is Python: only its first line is coloured (as a meta-command)
+    python_tokens, _ = tokens_of(lab, 1)
+    assert_styled(python_tokens, colours, "%%python", "accel-meta")
+    assert not any(c.startswith("accel-") for text, found in python_tokens.items()
+                   if text != "%%python" for t in found for c in t["classes"])
 
 
 def press_enter_between(lab, lines: list[str]) -> None:
