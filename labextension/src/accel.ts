@@ -64,6 +64,10 @@ export interface AccelState {
   lastIndent: number;
   /** indentation of the line being read */
   lineIndent: number;
+  /** the line being read has had a token that is not a comment */
+  lineHasToken: boolean;
+  /** on the last line with tokens: `if`s without their `else`, `loop`s without their `do` */
+  unfinished: number;
 }
 
 function startState(): AccelState {
@@ -74,7 +78,9 @@ function startState(): AccelState {
     brackets: [],
     lastToken: null,
     lastIndent: 0,
-    lineIndent: 0
+    lineIndent: 0,
+    lineHasToken: false,
+    unfinished: 0
   };
 }
 
@@ -102,6 +108,15 @@ const TOKEN = {
 };
 
 function significant(state: AccelState, text: string): void {
+  if (!state.lineHasToken) {
+    state.lineHasToken = true;
+    state.unfinished = 0;
+  }
+  if (text === 'if' || text === 'loop') {
+    state.unfinished += 1;
+  } else if ((text === 'else' || text === 'do') && state.unfinished > 0) {
+    state.unfinished -= 1;
+  }
   state.lastToken = text;
   state.lastIndent = state.lineIndent;
 }
@@ -110,6 +125,7 @@ function token(stream: StringStream, state: AccelState): string | null {
   const firstLine = state.firstLine;
   if (stream.sol()) {
     state.lineIndent = stream.indentation();
+    state.lineHasToken = false;
     if (stream.pos === 0 && stream.match(/^%%?[A-Za-z_]\w*/, false)) {
       if (firstLine && stream.match(/^%%python\b/, false)) {
         state.python = true;
@@ -211,8 +227,9 @@ function blankLine(state: AccelState): void {
 /**
  * The indentation of a new line: the last line's, one unit deeper after a token that asks
  * for more (`=`, `->`, `in`, `then`, `else`, `do`, an operator, an open bracket, ...) or
- * after a top-level line that is not finished by a value; inside a bracket that has more on
- * its line, aligned after the bracket; a closing bracket goes back to its opener's line.
+ * after a line with an `if` still waiting for its `else` or a `loop` for its `do`; inside a
+ * bracket that has more on its line, aligned after the bracket; a closing bracket goes back to
+ * its opener's line.
  */
 function indent(state: AccelState, textAfter: string, cx: IndentContext): number | null {
   if (state.python) {
@@ -234,7 +251,8 @@ function indent(state: AccelState, textAfter: string, cx: IndentContext): number
     const justOpened = last === '(' || last === '[' || last === '{';
     return open.alignTo >= 0 && !justOpened ? open.alignTo : open.lineIndent + unit;
   }
-  if (OPERATOR.test(last) || last === ',' || last === ':') {
+  // `if c` and `loop acc = 0 for i < n` ask for their `then` and `do` on a deeper line
+  if (OPERATOR.test(last) || last === ',' || last === ':' || state.unfinished > 0) {
     return state.lastIndent + unit;
   }
   return state.lastIndent;

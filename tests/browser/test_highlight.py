@@ -140,7 +140,7 @@ def press_enter_between(lab, lines: list[str]) -> None:
 
 
 def test_enter_indents_so_a_def_typed_line_by_line_runs(lab):
-    lab.write_notebook("indent.ipynb", ["", "twice_plus_one 20", "", ""])
+    lab.write_notebook("indent.ipynb", ["", "twice_plus_one 20", "", "", "sign (-3)"])
     lab.open("indent.ipynb")
     lab.edit(0)
     press_enter_between(lab, ["def twice_plus_one x =", "let y = x * 2", "in y + 1"])
@@ -156,8 +156,17 @@ def test_enter_indents_so_a_def_typed_line_by_line_runs(lab):
     expected = f"let xs = [\n{UNIT}1, 2,\n{UNIT}3\n]"
     wait_for(lambda: lab.source(2) == expected, f"cell 2 to read {expected!r}, "
              f"not {lab.source(2)!r}", timeout=10)
-    lab.screenshot("indent")
     assert lab.run_cell(2) == ""
+
+    # an `if` waiting for its `then`: the next line goes deeper
+    lab.edit(3)
+    press_enter_between(lab, ["def sign x =", "if x < 0", "then -1", "else 1"])
+    expected = f"def sign x =\n{UNIT}if x < 0\n{UNIT * 2}then -1\n{UNIT * 2}else 1"
+    wait_for(lambda: lab.source(3) == expected, f"cell 3 to read {expected!r}, "
+             f"not {lab.source(3)!r}", timeout=10)
+    lab.screenshot("indent")
+    assert lab.run_cell(3) == ""
+    assert lab.run_cell(4).split()[-1] == "-1"
 
 
 def test_brackets_match_and_ctrl_slash_comments(lab):
