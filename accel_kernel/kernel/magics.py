@@ -381,10 +381,18 @@ def _title(target: str) -> str:
     return text if len(text) <= 40 else text[:39] + "…"
 
 
+def _compact(args: str) -> tuple[bool, str]:
+    """`--compact` (drawings without node ids and types, no source listing: for slides),
+    anywhere before the name or expression, and the rest of the arguments."""
+    words = args.split(" ")
+    return "--compact" in words, " ".join(w for w in words if w != "--compact").strip()
+
+
 def _stages(ctx: MagicContext, args: str) -> MagicOutput:
     from ..viz.widgets import stage_views, stages_bundle
+    compact, args = _compact(args)
     target, stages = _compile_stages(ctx, args.strip(), "stages")
-    views = stage_views(stages, title=_title(target))
+    views = stage_views(stages, title=_title(target), compact=compact)
     out = MagicOutput()
     out.show(*stages_bundle(views))
     return out
@@ -392,6 +400,7 @@ def _stages(ctx: MagicContext, args: str) -> MagicOutput:
 
 def _show(ctx: MagicContext, args: str) -> MagicOutput:
     from ..viz.widgets import stage_view
+    compact, args = _compact(args)
     if args.strip().split(" ", 1)[0] == "ptx":      # the cuda kernels' PTX, ptxas' report
         target, stages = _compile_stages(ctx, args.strip()[3:].strip(), "show",
                                          stop_after="codegen")
@@ -403,7 +412,7 @@ def _show(ctx: MagicContext, args: str) -> MagicOutput:
     name, target = _stage_and_target(args, "show")
     target, stages = _compile_stages(ctx, target, "show", stop_after=name)
     index = _stage_index(stages, name)
-    view = stage_view(stages, index, _title(target))
+    view = stage_view(stages, index, _title(target), compact=compact)
     out = MagicOutput()
     if name == "codegen":            # the generated module, as highlighted Python
         out.show(_python_bundle(view.text))
@@ -416,7 +425,8 @@ def _show(ctx: MagicContext, args: str) -> MagicOutput:
         out.show({"text/plain": text}, {"text/plain": meta})
     else:
         out.show({"image/svg+xml": view.svg, "text/plain": view.text}, {"image/svg+xml": meta})
-        out.show(_code_bundle(view.text + "\n" + view.listing))
+        if not compact:
+            out.show(_code_bundle(view.text + "\n" + view.listing))
     return out
 
 
@@ -444,6 +454,7 @@ def _code_bundle(text: str) -> dict[str, str]:
 
 def _step(ctx: MagicContext, args: str) -> MagicOutput:
     from ..viz.widgets import StepFrames, step_bundle, typed_types
+    compact, args = _compact(args)
     name, target = _stage_and_target(args, "step")
     out = MagicOutput()
     run = None
@@ -464,7 +475,8 @@ def _step(ctx: MagicContext, args: str) -> MagicOutput:
         out.stdout.append(f"stage {stage.name} of {_title(target)} has no steps "
                           f"to show: {why}\n")
         return out
-    frames = StepFrames(stage, stages[index - 1] if index else None, typed_types(stages), run)
+    frames = StepFrames(stage, stages[index - 1] if index else None, typed_types(stages), run,
+                        compact)
     out.show(*step_bundle(frames))
     return out
 
@@ -473,7 +485,8 @@ def _stage_details() -> str:
     from ..compiler import stage_names
     return (f"    STAGE: {' '.join(stage_names())}\n"
             "    NAME: a def or let of this session (default: the last one); or any EXPR\n"
-            "    nodes are numbered #id, the same in every stage and in the source listing\n")
+            "    nodes are numbered #id, the same in every stage and in the source listing\n"
+            "    --compact: drawings without ids and types, no listing (slides)\n")
 
 
 # ---------------------------------------------------------------- data from Python
@@ -529,7 +542,7 @@ MAGICS: dict[str, Magic] = {m.name: m for m in [
           f"show the targets and the current one (default {targets.DEFAULT_TARGET}), or "
           "choose one", _target),
     Magic("time", "%time EXPR", "evaluate EXPR and show its value and check/run times", _time),
-    Magic("stages", "%stages [NAME|EXPR]",
+    Magic("stages", "%stages [--compact] [NAME|EXPR]",
           "all stages of a def or EXPR, one tab each", _stages, _stage_details),
     Magic("show", "%show STAGE|ptx [NAME|EXPR]",
           "one stage drawn, e.g. %show regularity f", _show, _stage_details),

@@ -182,8 +182,9 @@ def _short(text: str, width: int = 44) -> str:
 
 class _Dot:
     def __init__(self, stage: Stage, highlight: set[int], values: Mapping[int, str],
-                 inputs: Mapping[str, str]):
+                 inputs: Mapping[str, str], compact: bool = False):
         self.stage = stage
+        self.compact = compact            # no `#id`s (slides)
         self.highlight = highlight
         self.values = values              # statement id -> its value on real data
         self.input_values = inputs        # input name -> its value
@@ -242,7 +243,8 @@ class _Dot:
         detail = "" if isinstance(stmt.op, (F.If, F.Loop)) else _short(print_op(stmt.op))
         if isinstance(stmt.op, F.Assert):
             detail = f"{stmt.op.kind}: {stmt.op.message}"
-        rows = [f"<b>#{stmt.id}&#160;{_h(op_text)}</b>"]
+        rows = [f"<b>{_h(op_text)}</b>" if self.compact else
+                f"<b>#{stmt.id}&#160;{_h(op_text)}</b>"]
         if targets:
             rows.append(_h(_short(targets)))
         if detail:
@@ -273,7 +275,8 @@ class _Dot:
             for k, inner in enumerate(_blocks(stmt.op)):
                 part = _block_name(stmt.op, k)
                 self.lines.append(f"{indent}subgraph cluster_{name}_{k} {{")
-                self.lines.append(f'{indent}  graph [label={_q(f"#{stmt.id} {part}")}, '
+                block_label = part if self.compact else f"#{stmt.id} {part}"
+                self.lines.append(f'{indent}  graph [label={_q(block_label)}, '
                                   'style="rounded", color="#999999", fontsize=10];')
                 if isinstance(stmt.op, F.Loop):
                     for p in stmt.op.params:
@@ -362,12 +365,14 @@ _LEGEND = ((GREEN, "regular"), (ORANGE, "irregular"), (GREY, "scalar / avoided")
 
 def flat_dot(stage: Stage, *, highlight: Iterable[int] = (), title: str | None = None,
              previous: str | None = None, values: Mapping[int, str] | None = None,
-             inputs: Mapping[str, str] | None = None, **_: Any) -> str:
+             inputs: Mapping[str, str] | None = None, compact: bool = False,
+             **_: Any) -> str:
     """The flat program as a graph: a node per statement coloured by its representation,
     segment descriptors as yellow notes, inputs on top; with `values` (statement id -> text)
-    and `inputs` (name -> text), each node also shows its value on real data."""
+    and `inputs` (name -> text), each node also shows its value on real data. `compact`
+    (slides): no `#id`s."""
     stage = _fused(stage)
-    dot = _Dot(stage, set(highlight), values or {}, inputs or {})
+    dot = _Dot(stage, set(highlight), values or {}, inputs or {}, compact)
     for k, form in enumerate(stage.program.forms):
         label = {"def": f"def {form.names[0] if form.names else ''}",
                  "let": "let " + ", ".join(form.names), "expr": "expression"}[form.kind]

@@ -109,3 +109,29 @@ def test_example_programs_render(fake_passes):
         stages = Session().program_stages((programs / f"{name}.accel").read_text(), name)
         for view in stage_views(stages, title=name):
             assert view.svg is not None, (name, view.name, view.problem)
+
+
+def chain(length: int, label: str = "a fairly long label of a statement") -> str:
+    nodes = "".join(f'  s{k} [shape=box, label="{label} {k}"];\n' for k in range(length))
+    edges = "".join(f"  s{k} -> s{k + 1};\n" for k in range(length - 1))
+    return "digraph g {\n  graph [rankdir=TB];\n" + nodes + edges + "}\n"
+
+
+@needs_dot
+def test_drawings_fit_the_notebook_width():
+    from accel_kernel.viz.widgets import NOTEBOOK_WIDTH_PT, fit_width, svg_size, with_rankdir
+    # a short chain of wide nodes: tall and narrow top to bottom, and left to right it fits
+    short = chain(6, "x")
+    assert fit_width(short) == "LR"
+    wide, tall = (svg_size(render.render_svg(with_rankdir(short, r))) for r in ("LR", "TB"))
+    assert wide[1] < tall[1] and wide[0] <= NOTEBOOK_WIDTH_PT / 0.6
+    # a long chain of wide nodes would be unreadably small left to right: it stays a column
+    assert fit_width(chain(30)) == "TB"
+    # a wide drawing stays as it is (and is drawn once)
+    assert fit_width('digraph g { graph [rankdir=TB]; a -> b; a -> c; a -> d; a -> e; }') == "TB"
+
+
+def test_without_a_renderer_drawings_stay_top_to_bottom(monkeypatch):
+    from accel_kernel.viz.widgets import fit_width
+    monkeypatch.setattr(render, "renderer", lambda: None)
+    assert fit_width(chain(6, "x")) == "TB"
