@@ -21,7 +21,7 @@ from ..lang import types as T
 from ..lang.printer import print_form_wrapped
 from .graphs import node_ids
 
-IDS_PER_ROW = 3            # node ids in one row of the listing's margin column
+IDS_PER_ROW = 4            # node ids in one row of the listing's margin column
 
 
 def stage_header(stage: Stage, previous: str | None = None) -> str:
@@ -111,9 +111,9 @@ def source_listing(stage: Stage, ids: Iterable[int] | None = None) -> str:
     default the nodes of the stage's drawing (`graphs.node_ids`).
 
         -- cell[3]   (node ids on the left, as in the drawings)
-                  #289 #330    1 | def dists (xs: [][]f64) : []f64 =
-             #297 #299 #302    2 |   let sq = map (\\r -> map (\\x -> x * x) r) xs
-                  #303 #305      |
+                       #289 #330    1 | def dists (xs: [][]f64) : []f64 =
+             #297 #299 #302 #303    2 |   let sq = map (\\r -> map (\\x -> x * x) r) xs
+                  #305 #306 #308      |
     """
     rows = listing_rows(stage, ids)
     width = max((len(margin) for kind, margin, _, _ in rows if kind == "line"), default=0)
