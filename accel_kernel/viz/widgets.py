@@ -153,9 +153,12 @@ def _e(text: str) -> str:
 
 
 def graph_html(svg: str | None, problem: str) -> str:
+    """A drawing in HTML. Where the HTML is sanitized (an untrusted notebook in JupyterLab
+    drops `<svg>` but keeps its text), the container's zero font size hides the drawing's
+    loose words; Graphviz gives every `<text>` its own size, so a drawing shows as drawn."""
     if svg is None:
         return f'<div class="accel-note">({_e(problem)})</div>' if problem else ""
-    return f'<div class="accel-graph">{svg}</div>'
+    return f'<div class="accel-graph" style="font-size:0px">{svg}</div>'
 
 
 def view_html(view: StageView, with_listing: bool = True) -> str:
@@ -306,15 +309,17 @@ def step_text(step: Step, k: int, total: int) -> str:
 
 
 def steps_html(stage: Stage) -> str:
-    rows = []
+    """The table of steps. Its cells carry their alignment inline: where the HTML is
+    sanitized (an untrusted notebook) the `<style>` goes, and JupyterLab right-aligns cells."""
+    def row(cells: Sequence[str]) -> str:
+        return "<tr>" + "".join(f'<td style="text-align:left;vertical-align:top">{c}</td>'
+                                for c in cells) + "</tr>"
+    rows = [row(["#", "rule", "node", "where", "before", "", "after", "note"])]
     for k, step in enumerate(stage.steps, start=1):
         where = step.span.location() if step.span is not None else ""
-        rows.append(f"<tr><td>{k}</td><td>{_e(step.rule)}</td><td>#{step.node}</td>"
-                    f"<td>{_e(where)}</td><td>{_e(step.before)}</td><td>→</td>"
-                    f"<td>{_e(step.after)}</td><td>{_e(step.note)}</td></tr>")
-    return ('<table class="accel-steps"><tr><td>#</td><td>rule</td><td>node</td>'
-            "<td>where</td><td>before</td><td></td><td>after</td><td>note</td></tr>"
-            + "".join(rows) + "</table>")
+        rows.append(row([str(k), _e(step.rule), f"#{step.node}", _e(where), _e(step.before),
+                         "→", _e(step.after), _e(step.note)]))
+    return '<table class="accel-steps">' + "".join(rows) + "</table>"
 
 
 def step_bundle(frames: StepFrames,

@@ -155,3 +155,23 @@ def test_a_saved_step_output_shows_without_a_kernel(lab):
     assert "model not found" not in lab.output(1)
     shoot(lab, lab.outputs(1)[0], "saved-step-no-kernel")
     assert not lab._api("GET", "kernels")                        # nothing runs it
+
+    # the same file as someone else's, who added a note (a notebook this server did not sign:
+    # JupyterLab does not trust it, so it renders no widget and sanitizes HTML): the static
+    # copy, every step, no loose words of the dropped drawing
+    shared = nbformat.read(saved, as_version=4)
+    shared.cells.append(nbformat.v4.new_markdown_cell("Sent by a colleague."))
+    nbformat.write(shared, lab.notebooks / "shared-step.ipynb")
+    lab.open("shared-step.ipynb")
+    static = wait_for(lambda: lab.output(1), "the static copy")
+    assert re.match(r"flatten: \d+ steps\n", static)
+    total = int(re.match(r"flatten: (\d+) steps", static).group(1))
+    assert len(lab.within(1, "details > summary")) == total
+    assert not lab.within(1, ".accel-graph svg")                  # sanitized away
+    words = lab.driver.execute_script(
+        "return Array.from(arguments[0].querySelectorAll('div')).filter("
+        "d => getComputedStyle(d).fontSize !== '0px' && /->/.test("
+        "Array.from(d.childNodes).filter(n => n.nodeType === 3).map(n => n.data).join('')))"
+        ".length", lab.outputs(1)[0])
+    assert words == 0                                  # edges as `s348->s350` would show
+    shoot(lab, lab.outputs(1)[0], "shared-step-untrusted")
