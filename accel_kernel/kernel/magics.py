@@ -31,9 +31,10 @@ the `AccelError` of their expression through.
 
 The stage views (`%stages`, `%show STAGE`, `%step STAGE`) take a global's name or an
 expression (default: the last def or let of the session) and build their bundles with
-`accel_kernel.viz`. `%show` sends the drawing as `image/svg+xml` (with the text view as its
-`text/plain`), the DOT in `metadata["image/svg+xml"]["accel/dot"]` (and `"accel/stage"`), then
-the text view and source listing; without Graphviz one `text/plain` display (text, listing,
+`accel_kernel.viz`. `%show` sends the drawing as `image/svg+xml` and `text/html` (which
+JupyterLab prefers, and which fits the page's width), with the text view as its `text/plain`
+and the DOT in `metadata["image/svg+xml"]["accel/dot"]` (and `"accel/stage"`), then the text
+view and source listing; without Graphviz one `text/plain` display (text, listing,
 hint) with the DOT in `metadata["text/plain"]["accel/dot"]`. `%stages` and `%step` send an
 ipywidgets view plus a static `text/html` copy and `text/plain`, the DOT in
 `metadata["accel/dot"][STAGE]`.
@@ -399,7 +400,7 @@ def _stages(ctx: MagicContext, args: str) -> MagicOutput:
 
 
 def _show(ctx: MagicContext, args: str) -> MagicOutput:
-    from ..viz.widgets import stage_view
+    from ..viz.widgets import drawing_html, stage_view
     compact, args = _compact(args)
     if args.strip().split(" ", 1)[0] == "ptx":      # the cuda kernels' PTX, ptxas' report
         target, stages = _compile_stages(ctx, args.strip()[3:].strip(), "show",
@@ -424,7 +425,9 @@ def _show(ctx: MagicContext, args: str) -> MagicOutput:
         text = f"{view.text}\n{view.listing}({view.problem})\n"
         out.show({"text/plain": text}, {"text/plain": meta})
     else:
-        out.show({"image/svg+xml": view.svg, "text/plain": view.text}, {"image/svg+xml": meta})
+        # the HTML copy is what JupyterLab shows (it fits the page); the SVG stays for others
+        out.show({"image/svg+xml": view.svg, "text/html": drawing_html(view.svg),
+                  "text/plain": view.text}, {"image/svg+xml": meta})
         if not compact:
             out.show(_code_bundle(view.text + "\n" + view.listing))
     return out

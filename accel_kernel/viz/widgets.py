@@ -161,6 +161,12 @@ def graph_html(svg: str | None, problem: str) -> str:
     return f'<div class="accel-graph" style="font-size:0px">{svg}</div>'
 
 
+def drawing_html(svg: str) -> str:
+    """One drawing as HTML that fits the page (`%show`): JupyterLab draws `image/svg+xml` at
+    its natural size, however wide."""
+    return _CSS + graph_html(svg, "")
+
+
 def view_html(view: StageView, with_listing: bool = True) -> str:
     if not view.changed:
         return (f'<div class="accel-stage"><div class="accel-note">{_e(view.header[3:])}: '

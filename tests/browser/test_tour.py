@@ -109,7 +109,7 @@ def test_the_tour_runs_top_to_bottom(lab):
     shoot(lab, lab.outputs(step)[0], "tour-step-flatten")
 
     # the fused kernels drawn, the generated code, %time on cpu
-    assert lab.within(cell_of("%show fuse"), ".jp-RenderedSVG")
+    assert lab.within(cell_of("%show fuse"), ".accel-graph svg")          # fits the page
     assert "kernel k1_" in lab.output(cell_of("%show fuse"))
     assert "@njit(parallel=True" in lab.output(cell_of("%show codegen"))
     timed = [i for i, cell in cells if cell.source.startswith("%time")]
