@@ -264,17 +264,13 @@ class _Dot:
             self.column = (form, column)
             self.lines.append(f"{indent}subgraph cluster_columns_{form}_{column} {{")
             self.lines.append(f'{indent}  graph [label="", style=invis];')
-            before = len(self.column_of)
-            firsts = []
+            firsts = []                  # each statement's first node (a kernel's first)
             for stmt in part:
                 known = set(self.column_of)
                 self.stmt(stmt, indent + "  ", _is_result(stmt, block))
-                new = [n for n in self.column_of if n not in known]
-                if new:
-                    firsts.append(new[0])
+                firsts += [n for n in self.column_of if n not in known][:1]
             self.lines.append(f"{indent}}}")
-            if len(self.column_of) > before and firsts:
-                tops.append(firsts[0])
+            tops += firsts[:1]
             self.layout += [f"  {a} -> {b} [style=invis];" for a, b in zip(firsts, firsts[1:])]
         self.column = (0, 0)
         self.layout.append("  {rank=same; " + "; ".join(tops) + ";}")

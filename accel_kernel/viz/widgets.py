@@ -22,6 +22,7 @@ out the source listing.
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -112,7 +113,6 @@ SMALLEST_SCALE = 0.6        # a drawing shrunk more than this to fit is hard to 
 
 def svg_size(svg: str) -> tuple[float, float] | None:
     """The (width, height) in points Graphviz wrote on the `<svg>` element."""
-    import re
     found = re.search(r'<svg[^>]*?width="([\d.]+)pt"[^>]*?height="([\d.]+)pt"', svg)
     return (float(found.group(1)), float(found.group(2))) if found else None
 
@@ -275,8 +275,9 @@ class StepFrames:
         ids: set[int] = set()
         for step in self.stage.steps:
             ids |= self.touched(step)
+        title = self._title(f"{self.stage.name}: every node its steps changed")
         return stage_dot(self.stage, highlight=ids, types=self.types, run=self.run,
-                         compact=self.compact, title=self._title(f"{self.stage.name}: every node its steps changed"))
+                         compact=self.compact, title=title)
 
     def _title(self, title: str) -> str:
         return title if self.run is None else f"{title} · {self.run.counters_line()}"
