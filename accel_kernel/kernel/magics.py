@@ -42,6 +42,7 @@ ipywidgets view plus a static `text/html` copy and `text/plain`, the DOT in
 from __future__ import annotations
 
 import shlex
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -587,8 +588,10 @@ Tab completes names; Shift-Tab shows a name's type and doc."""
 def help_text() -> str:
     width = max(len(m.usage) for m in MAGICS.values())
     lines = ["meta-commands (a line starting with %):"]
-    for magic in MAGICS.values():
-        lines.append(f"  {magic.usage.ljust(width)}  {magic.summary}")
+    for magic in MAGICS.values():        # a summary wraps under itself, in 100 columns
+        lines.extend(textwrap.wrap(magic.summary, 100,
+                                   initial_indent=f"  {magic.usage.ljust(width)}  ",
+                                   subsequent_indent=" " * (width + 4)))
     lines.append("each takes -h for its usage")
     lines.append(f"cells run on the target {targets.DEFAULT_TARGET} by default; "
                  "`%target interp` runs the reference interpreter, which runs every program")
