@@ -66,8 +66,10 @@ def test_the_set_up_makes_jupyterlab_save_widget_state(tmp_path):
         assert done.returncode == 0, done.stderr
         return json.loads(overrides.read_text())
 
-    assert set_up() == {plugin: {"saveState": True}}
+    news = "@jupyterlab/apputils-extension:notification"
+    assert set_up() == {plugin: {"saveState": True}, news: {"fetchNews": "false"}}
     # a user's overrides stay, and so does a choice already made there
     overrides.write_text(json.dumps({"other:plugin": {"x": 1}, plugin: {"saveState": False}}))
-    assert set_up() == {"other:plugin": {"x": 1}, plugin: {"saveState": False}}
+    assert set_up() == {"other:plugin": {"x": 1}, plugin: {"saveState": False},
+                        news: {"fetchNews": "false"}}
     assert "setup_lab_settings" in (REPO / "scripts" / "setup").read_text().split("setup_all()")[1]
