@@ -35,6 +35,7 @@ _FILL = {"regular": GREEN, "irregular": ORANGE, "scalar": GREY, "avoided": GREY}
 WRAP_AFTER = 12           # a form of more statements is drawn in columns
 COLUMN_STATEMENTS = 9     # of about this many statements each
 MAX_COLUMNS = 3
+COLUMNS_HINT = "// columns-hint: "
 
 
 def avoided_ids(stage: Stage) -> set[int]:
@@ -242,8 +243,9 @@ class _Dot:
 
     def columns(self, form: int, block: F.Block, indent: str) -> None:
         """A form's body; a long one in columns of about `COLUMN_STATEMENTS` statements
-        (invisible clusters side by side, their first statements on one rank, each column in
-        program order), read as a newspaper's: a long chain fits the page's width."""
+        (borderless clusters labelled `column k of n`, their first statements on one rank,
+        each column in program order), read as a newspaper's: a long chain fits the page's
+        width. Graphviz mostly keeps the columns left to right; the labels say the order."""
         stmts = block.stmts
         sizes = [len(list(_block_stmts(F.Block((stmt,), ())))) for stmt in stmts]
         total = sum(sizes)
@@ -263,7 +265,9 @@ class _Dot:
         for column, part in enumerate(parts):
             self.column = (form, column)
             self.lines.append(f"{indent}subgraph cluster_columns_{form}_{column} {{")
-            self.lines.append(f'{indent}  graph [label="", style=invis];')
+            # Graphviz keeps the columns' order only mostly: each says which it is
+            self.lines.append(f'{indent}  graph [label="column {column + 1} of {len(parts)}", '
+                              'pencolor="transparent", fontcolor="#888888", fontsize=9];')
             firsts = []                  # each statement's first node (a kernel's first)
             for stmt in part:
                 known = set(self.column_of)
@@ -273,7 +277,15 @@ class _Dot:
             tops += firsts[:1]
             self.layout += [f"  {a} -> {b} [style=invis];" for a, b in zip(firsts, firsts[1:])]
         self.column = (0, 0)
-        self.layout.append("  {rank=same; " + "; ".join(tops) + ";}")
+        self.lines.append(f"{indent}{{rank=same; " + "; ".join(tops) + ";}")
+        # Graphviz's crossing minimisation may still put the columns right to left; a second
+        # hint, an invisible node whose edges to the tops keep their order, helps in some of
+        # those cases and spoils others: written as a comment that `widgets.order_columns`
+        # turns on when the drawing came out in the wrong order
+        head = f"columns_{form}"
+        hint = [f'{head} [style=invis, shape=point, width=0, height=0, label="", ordering=out];'
+                ] + [f"{head} -> {top} [style=invis];" for top in tops]
+        self.lines += [f"{indent}{COLUMNS_HINT}{line}" for line in hint]
 
     def stmt(self, stmt: F.Stmt, indent: str, result: bool) -> None:
         name = self.node_name(stmt)

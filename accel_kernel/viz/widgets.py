@@ -86,6 +86,7 @@ def stage_view(stages: Sequence[Stage], index: int, title: str = "",
     dot = stage_dot(stage, types=types, previous=previous, title=label, compact=compact)
     svg, problem = (None, "")
     if draw:
+        dot = with_hint(dot, order_columns(dot))
         dot = with_rankdir(dot, fit_width(dot))
         svg, problem = try_render(dot)
     if compact:
@@ -120,6 +121,31 @@ def svg_size(svg: str) -> tuple[float, float] | None:
 def with_rankdir(dot: str, rankdir: str) -> str:
     """The DOT laid out `TB` (top to bottom, as `stage_dot` writes it) or `LR`."""
     return dot.replace("rankdir=TB", f"rankdir={rankdir}", 1)
+
+
+def order_columns(dot: str) -> bool:
+    """Whether a flat drawing in columns (`flat_views.columns`) needs its second hint to show
+    them left to right, in program order (False when it has no columns or no renderer)."""
+    from .flat_views import COLUMNS_HINT
+
+    def in_order(text: str) -> bool | None:
+        try:
+            svg = render_svg(text)
+        except RenderError:
+            return None
+        found = re.findall(r'<text[^>]*? x="([-\d.]+)"[^>]*>column (\d+) of \d+</text>',
+                           svg or "")
+        xs = [float(x) for x, _ in sorted(found, key=lambda f: int(f[1]))]
+        return xs == sorted(xs) if xs else None
+
+    if COLUMNS_HINT not in dot or in_order(dot) is not False:
+        return False
+    return bool(in_order(with_hint(dot, True)))
+
+
+def with_hint(dot: str, on: bool) -> str:
+    from .flat_views import COLUMNS_HINT
+    return dot.replace(COLUMNS_HINT, "") if on else dot
 
 
 def fit_width(dot: str, width: float = NOTEBOOK_WIDTH_PT) -> str:
@@ -339,11 +365,12 @@ def step_bundle(frames: StepFrames,
     steps = frames.stage.steps
     total = len(steps)
     summary = frames.summary_dot()
-    rankdir = fit_width(summary)            # one layout for every frame: they do not turn
-    summary = with_rankdir(summary, rankdir)
+    hint = order_columns(summary)           # one layout for every frame: they do not turn
+    rankdir = fit_width(with_hint(summary, hint))
+    summary = with_rankdir(with_hint(summary, hint), rankdir)
 
     def draw(dot: str) -> tuple[str | None, str]:
-        return render(with_rankdir(dot, rankdir))
+        return render(with_rankdir(with_hint(dot, hint), rankdir))
     slider = widgets.IntSlider(value=1, min=1, max=total, description="step",
                                continuous_update=False,
                                layout=widgets.Layout(width="60%"))

@@ -155,15 +155,38 @@ def test_a_long_flat_program_is_drawn_in_columns(monkeypatch):
     dot = stage_dot(stage)
     columns = dot.count("subgraph cluster_columns_0_")
     assert 2 <= columns <= flat_views.MAX_COLUMNS
-    tops = [line for line in dot.splitlines() if line.startswith("  {rank=same; ")]
+    tops = [line for line in dot.splitlines() if line.strip().startswith("{rank=same; ")]
     assert len(tops) == 1 and tops[0].count(";") == columns + 1     # side by side
     # the statements keep their order: column by column, top to bottom
     drawn = [int(i) for i in re.findall(r"^\s+s(\d+) \[label=", dot, re.M)]
     assert drawn == sorted(drawn)
     if shutil.which("dot"):
         from accel_kernel.viz.widgets import NOTEBOOK_WIDTH_PT, svg_size
+        assert columns_left_to_right(dot)
         monkeypatch.setattr(flat_views, "WRAP_AFTER", 10_000)
         one_column = stage_dot(stage)
         assert "cluster_columns" not in one_column
         wrapped, tall = (svg_size(render.render_svg(d)) for d in (dot, one_column))
         assert wrapped[1] < tall[1] / 1.5 and wrapped[0] < NOTEBOOK_WIDTH_PT / 0.6
+
+
+def columns_left_to_right(dot: str) -> bool:
+    """Drawn as the views draw it (`order_columns`), the labels `column k of n` go left to
+    right."""
+    from accel_kernel.viz.widgets import order_columns, with_hint
+    svg = render.render_svg(with_hint(dot, order_columns(dot)))
+    found = re.findall(r'<text[^>]*? x="([-\d.]+)"[^>]*>column (\d+) of \d+</text>', svg)
+    xs = [float(x) for x, _ in sorted(found, key=lambda f: int(f[1]))]
+    return len(xs) > 1 and xs == sorted(xs)
+
+
+@needs_dot
+def test_columns_on_real_data_go_left_to_right():
+    """With the values of a run in its nodes (`%step flatten EXPR`) the drawing changes, and
+    Graphviz put the columns right to left until the second hint."""
+    from accel_kernel.session import Session
+    session = Session(target="numpy")
+    session.execute(TRIPLES, name="cell[1]")
+    run = session.flat_run("triples 20", name="cell[2]")
+    stage = by_name(run.stages)["flatten"]
+    assert columns_left_to_right(stage_dot(stage, run=run))
