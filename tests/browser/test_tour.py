@@ -55,6 +55,14 @@ def shoot(lab, element, name: str) -> Path:
     return path
 
 
+def saved_metadata(path: Path) -> dict:
+    """The notebook's metadata on disk; {} while JupyterLab is still writing the file."""
+    try:
+        return json.loads(path.read_text())["metadata"]
+    except json.JSONDecodeError:
+        return {}
+
+
 def code_cells(notebook) -> list[tuple[int, object]]:
     return [(i, cell) for i, cell in enumerate(notebook.cells) if cell.cell_type == "code"]
 
@@ -130,8 +138,7 @@ def test_a_saved_step_output_shows_without_a_kernel(lab):
     live = wait_for(lambda: lab.text(1, ".widget-html-content pre"), "the %step widget")
     lab.save()
     saved = lab.notebooks / "saved-step.ipynb"
-    wait_for(lambda: "widgets" in json.loads(saved.read_text())["metadata"],
-             "the notebook saved with its widget state")
+    wait_for(lambda: "widgets" in saved_metadata(saved), "the notebook saved with its widget state")
 
     # the kernel that made the widgets shut down; a fresh page (a new kernel, which knows no
     # widget, then shut down too), the notebook read again from disk: what shows comes from
