@@ -1,7 +1,8 @@
-"""accel in JupyterLab's editor (the accel-kernel-codemirror extension, labextension/): every
-word of highlight.py's lists, numbers, comments and meta-commands get their classes and
-JupyterLab's colours (a `%%python` cell's Python does not); Enter indents continuation lines, so a `def` typed line by line runs; a
-closing bracket typed on its own line goes back; brackets match; Ctrl-/ toggles `--`.
+"""accel in JupyterLab's editor (the accel-kernel-codemirror extension, labextension/): every word
+of highlight.py's lists, numbers, comments and meta-commands get their classes and JupyterLab's
+colours (a `%%python` cell's Python does not); Enter indents continuation lines, so a `def`
+typed line by line runs; a closing bracket typed on its own line goes back; brackets match;
+Ctrl-/ toggles `--`.
 
 The expected colours are JupyterLab's theme variables (`--jp-mirror-editor-keyword-color`,
 ...), resolved in the page; the indentation unit is JupyterLab's default (4 spaces)."""
@@ -89,7 +90,7 @@ def test_every_word_number_and_comment_gets_its_colour(lab):
         " ".join(TYPES),
         " ".join(BUILTINS),
         "def sums (xs: [][]i64) = map (\\row -> reduce (+) 0 row) xs  -- rows' sums",
-        "let ys = [1, 2.5f32, 0xff, 3i32, 1e-3] ++ [f64.sqrt 2.0]",
+        "let ys = [1, 2.5f32, 0xff, 3i32, 255u8, 1e-3] ++ [f64.sqrt 2.0]",
     ])
     python = "%%python\ndef twice(x):\n    return map(x)"
     lab.write_notebook("highlight.ipynb", [source, python])
@@ -107,7 +108,7 @@ def test_every_word_number_and_comment_gets_its_colour(lab):
                             (TYPES, "accel-type"), (BUILTINS, "accel-builtin")):
         for word in words:
             assert_styled(tokens, colours, word, expected)
-    for number in ("1", "2.5f32", "0xff", "3i32", "1e-3", "0", "2.0"):
+    for number in ("1", "2.5f32", "0xff", "3i32", "255u8", "1e-3", "0", "2.0"):
         assert_styled(tokens, colours, number, "accel-number")
     assert_styled(tokens, colours, "-- every word of highlight.py's lists", "accel-comment")
     assert_styled(tokens, colours, "-- rows' sums", "accel-comment")
