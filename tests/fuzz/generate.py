@@ -145,7 +145,28 @@ class Generator:
             (1, lambda: self.scalar_loop(sc, d)),
             (1, lambda: node(I64, "(i64 ", self.f64(sc, d - 1), ")")),
             (1, lambda: self.tuple_let(sc, d)),
+            (1, lambda: self.small_int(sc, d)),
         ])
+
+    def small_int(self, sc: Scope, d: int) -> Node:
+        """Arithmetic in another integer type (wrapping at its width), back as an i64."""
+        r, e = self.rng, (lambda: self.i64(sc, d - 1))
+        t = r.choice(["i8", "i16", "i32", "u8", "u16", "u32", "u64"])
+        op = r.choice(["+", "-", "*", "&", "|", "^", ">>", "<<", "/", "%"])
+        if op in ("/", "%"):          # the right operand, of type t (not a node: not an i64)
+            right = (f"({t}.i64 (abs ", e(), " % 5 + 1))")
+        elif op in (">>", "<<"):
+            right = (f"({t}.i64 (abs ", e(), " % 12))")
+        else:
+            right = (f"({t}.i64 ", e(), ")")
+        if r.random() < 0.5:
+            return node(I64, f"(i64.{t} ({t}.i64 ", e(), f" {op} ", *right, "))")
+        x, combine = self.fresh("x"), op if op in "+*&|^" else "+"
+        neutral = {"*": f"1{t}", "&": f"{t}.highest" if t[0] == "u" else f"(-1{t})"}.get(
+            combine, f"0{t}")
+        return node(I64, f"(i64.{t} (reduce (\\a b -> a {combine} b) {neutral} "
+                    f"(map (\\{x} -> {t}.i64 {x} {op} ", *right, ") ", self.arr1(sc, d - 1),
+                    ")))")
 
     def reduction(self, sc: Scope, d: int) -> Node:
         a = self.arr1(sc, d - 1)
