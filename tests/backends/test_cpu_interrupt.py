@@ -100,12 +100,15 @@ def render(lines: list[tuple[int, str]]) -> str:
 def test_a_range_loop_is_strip_mined_and_its_body_unchanged():
     assert render([(1, "for i in range(n - 1):"), (2, "acc = acc + i"), (1, "return acc")]) \
         == """\
-    poll_end = n - 1
-    for poll_block in range(0, poll_end, 4096):
-        if stop_asked(err):
-            break
-        for i in range(poll_block, min(poll_block + 4096, poll_end)):
+    poll_block = 0
+    poll_stop = n - 1
+    while not stop_asked(err):
+        poll_end = min(poll_block + 4096, poll_stop)
+        for i in range(poll_block, poll_end):
             acc = acc + i
+        if poll_end >= poll_stop:
+            break
+        poll_block = poll_end
     return acc"""
 
 
@@ -129,7 +132,7 @@ def test_nested_loops_poll_each_with_names_of_their_own():
     text = render([(1, "for i in range(n):"), (2, "for j in range(m):"), (3, "acc += j"),
                    (2, "for q in range(2, 5):"), (3, "break")])
     assert text.count("stop_asked(err)") == 3
-    assert "    poll_end = n\n" in text and "            poll_end_1 = m\n" in text
+    assert "    poll_stop = n\n" in text and "            poll_stop_1 = m\n" in text
     # a `for` with a `break` of its own (or a range with a start) counts instead
     assert "            poll_count = 0\n            for q in range(2, 5):\n" in text
 
@@ -139,7 +142,7 @@ def test_segments_and_chunks_poll_but_a_parallel_loop_does_not():
                        "def g (xs: []i64) : i64 = reduce (+) 0 (map (\\x -> x * x) xs)")
     for kernel in module.kernels.values():
         body = python_ast.unparse(function(module.source, kernel.name))
-        assert "if stop_asked(err):" in body, body
+        assert "while not stop_asked(err):" in body, body
         loops = [n for n in python_ast.walk(function(module.source, kernel.name))
                  if isinstance(n, python_ast.For) and "prange" in python_ast.unparse(n.iter)]
         assert loops and not any(isinstance(n, python_ast.Break)

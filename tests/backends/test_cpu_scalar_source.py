@@ -463,7 +463,7 @@ def test_tricky_lambdas_agree_with_the_numpy_target_and_the_interpreter():
 
 
 def test_the_source_reads_like_the_lambda():
-    """The loop polls the cancel flag once a block of 4096 iterations (`polling.py`)."""
+    """The loop polls the cancel flag before each block of 4096 iterations (`polling.py`)."""
     source = src("map (\\n -> loop acc = 0i32 for i < n do "
                  "if xs[i] > 0 then acc + i32 xs[i] else acc / 2i32) ns")
     xs = F.Regular("i64", 1)
@@ -476,11 +476,11 @@ def test_the_source_reads_like_the_lambda():
 def f_1(n, xs, err):
     # \\n -> loop acc = 0i32 for i < n do if xs[i] > 0 then acc + i32 xs[i] else acc / 2i32
     acc = np.int32(0)
-    poll_end = n
-    for poll_block in range(0, poll_end, 4096):
-        if stop_asked(err):
-            break
-        for i in range(poll_block, min(poll_block + 4096, poll_end)):
+    poll_block = 0
+    poll_stop = n
+    while not stop_asked(err):
+        poll_end = min(poll_block + 4096, poll_stop)
+        for i in range(poll_block, poll_end):
             if i < 0 or i >= xs.shape[0]:
                 err[1] = i
                 err[2] = xs.shape[0]
@@ -499,6 +499,9 @@ def f_1(n, xs, err):
                     quotient += 1
                 acc_1 = np.int32(quotient)
             acc = acc_1
+        if poll_end >= poll_stop:
+            break
+        poll_block = poll_end
     return acc
 '''
     second = source.text.index("xs[i] else")

@@ -45,7 +45,7 @@ DTYPES = DTYPE_SOURCE     # scalar type -> the numpy dtype as generated code spe
 # gets a trailing `_` in kernels and host functions
 KERNEL_NAMES = frozenset({"n", "chunks", "i", "s", "c", "lo", "hi", "acc", "kept", "pos",
                           "starts", "counts", "total", "carry", "run", "start", "width",
-                          "block", "block_end", "stop_asked",     # polling.py's
+                          "block", "block_stop", "block_end", "stop_asked",  # polling.py's
                           "alloc", "front", "back", "out", "err", "numba", "prange", "njit",
                           "np", "len", "int", "max", "min", "range",
                           "cuda", "math", "device_math", "launch", "device",
@@ -113,9 +113,9 @@ def _polled(indent: str, var: str, start: str, end: str, body: list[str]) -> lis
     """`for var in range(start, end):` over `body` (written one level deeper than
     `indent`), polling the cancel flag (`polling.polled_range`); nothing when `body` is
     empty."""
-    header, inner = polled_range(indent, var, start, end)
+    head, inner, tail = polled_range(indent, var, start, end)
     shift = " " * (len(inner) - len(indent) - 4)
-    return _block(header, [shift + line for line in body])
+    return [*head, *(shift + line for line in body), *tail] if body else []
 
 
 class KernelBody:
@@ -252,13 +252,14 @@ class KernelBody:
         for s, acc in zip(reductions, accs):
             self.lines.append(f"        acc_{acc} = {self.value(s.op.arr, 'lo')}")
         self.locals = {}
-        header, inner = polled_range(" " * 8, "i", "lo + 1", "hi")
-        self.lines += header
+        head, inner, tail = polled_range(" " * 8, "i", "lo + 1", "hi")
+        self.lines += head
         self.lines += self.element(self.k.body, inner)
         self.lines += self.store(outputs, inner)
         for s, acc in zip(reductions, accs):
             self.lines.append(f"{inner}acc_{acc} = "
                               + self.op_call(ops[s.id], f"acc_{acc}", self.value(s.op.arr), s))
+        self.lines += tail
         for acc in accs:
             self.lines.append(f"        part_{acc}[c] = acc_{acc}")
         for s, acc in zip(reductions, accs):       # the chunks in order, from `ne` once
@@ -281,10 +282,11 @@ class KernelBody:
         self.lines += self.element(self.k.body, " " * 8, index="lo")
         self.lines.append(f"        acc = {self.value(scan.op.arr, 'lo')}")
         self.locals = {}
-        header, inner = polled_range(" " * 8, "i", "lo + 1", "hi")
-        self.lines += header
+        head, inner, tail = polled_range(" " * 8, "i", "lo + 1", "hi")
+        self.lines += head
         self.lines += self.element(self.k.body, inner)
         self.lines.append(f"{inner}acc = " + self.op_call(fname, "acc", self.value(scan.op.arr), scan))
+        self.lines += tail
         self.lines += ["        total[c] = acc",
                        f"    carry = np.empty(max(chunks, 1), {dtype})",
                        f"    run = {self.value(scan.op.ne)}",
@@ -295,13 +297,14 @@ class KernelBody:
                        "        lo = c * n // chunks",
                        "        hi = (c + 1) * n // chunks",
                        "        acc = carry[c]"]
-        header, inner = polled_range(" " * 8, "i", "lo", "hi")
-        self.lines += header
+        head, inner, tail = polled_range(" " * 8, "i", "lo", "hi")
+        self.lines += head
         self.locals = {}
         self.lines += self.element(self.k.body, inner)
         self.lines.append(f"{inner}acc = " + self.op_call(fname, "acc", self.value(scan.op.arr), scan))
         self.lines.append(f"{inner}out_{out}[i] = acc")
         self.lines += self.store([t for t in outputs if t.name != scan.targets[0].name], inner)
+        self.lines += tail
 
     def filter(self, outputs: list[F.FVar], reductions: list[F.Stmt]) -> None:
         """With compacted outputs, a counting function `<name>_count` (kept elements per

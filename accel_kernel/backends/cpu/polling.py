@@ -5,9 +5,12 @@ cancel slot of its error array, `err[CANCEL_SLOT]`, which the session's `CancelT
 while the kernel runs (`runtime/cancel.py`, `CancelToken.watching`). A loop reads it once
 every `POLL_EVERY` iterations, not at each one, so the polling costs nothing measurable:
 
-- `for x in range(n)` is *strip-mined*: an outer loop over blocks of `POLL_EVERY`
-  iterations reads the flag once a block; the inner loop is the original one over its
-  block, unchanged (LLVM optimises it as before);
+- `for x in range(n)` is *strip-mined*: an outer `while` loop over blocks of `POLL_EVERY`
+  iterations reads the flag before each block (so on entering the loop too); the inner
+  loop is the original one over its block, unchanged (LLVM optimises it as before). A
+  `while` with `min` costs less per entry than `range(start, end, POLL_EVERY)`, whose trip
+  count numba computes with a division: on 1M segments of 10 values, summed on one thread,
+  about 6% over the plain loop against 18%;
 - `while c` (and a `for` whose body has a `break` of its own) counts down from
   `POLL_EVERY` and reads the flag when the count reaches 0, starting with the first
   iteration, so a loop entered after the flag was set stops at once.
@@ -41,16 +44,21 @@ _OWN_EXITS = {"break", "continue"}
 Line = tuple[int, object]     # (depth, text), as `FunctionWriter` keeps them
 
 
-def polled_range(indent: str, var: str, start: str, end: str) -> tuple[list[str], str]:
-    """`for var in range(start, end):` strip-mined: its header lines at `indent`, and the
-    indentation its body takes. Uses the kernel names `block` and `block_end`."""
+def polled_range(indent: str, var: str, start: str, end: str
+                 ) -> tuple[list[str], str, list[str]]:
+    """`for var in range(start, end):` strip-mined: its lines at `indent` before the body,
+    the indentation of the body, and the lines after it. Uses the kernel names `block`,
+    `block_stop` and `block_end`."""
     inner = indent + "    "
-    return ([f"{indent}block_end = {end}",
-             f"{indent}for block in range({start}, block_end, {POLL_EVERY}):",
-             f"{inner}if stop_asked(err):",
+    return ([f"{indent}block = {start}",
+             f"{indent}block_stop = {end}",
+             f"{indent}while not stop_asked(err):",
+             f"{inner}block_end = min(block + {POLL_EVERY}, block_stop)",
+             f"{inner}for {var} in range(block, block_end):"],
+            inner + "    ",
+            [f"{inner}if block_end >= block_stop:",
              f"{inner}    break",
-             f"{inner}for {var} in range(block, min(block + {POLL_EVERY}, block_end)):"],
-            inner + "    ")
+             f"{inner}block = block_end"])
 
 
 def poll_loops(lines: list[Line], fresh: Callable[[str], str]) -> list[Line]:
@@ -95,14 +103,17 @@ def _exits_itself(body: list[Line]) -> bool:
 
 def _strip_mined(depth: int, var: str, bound: str, body: list[Line],
                  fresh: Callable[[str], str]) -> list[Line]:
-    stop, block = fresh("poll_end"), fresh("poll_block")
+    block, stop, end = fresh("poll_block"), fresh("poll_stop"), fresh("poll_end")
     body = poll_loops(body, fresh)
-    return [(depth, f"{stop} = {bound}"),
-            (depth, f"for {block} in range(0, {stop}, {POLL_EVERY}):"),
-            (depth + 1, "if stop_asked(err):"),
+    return [(depth, f"{block} = 0"),
+            (depth, f"{stop} = {bound}"),
+            (depth, "while not stop_asked(err):"),
+            (depth + 1, f"{end} = min({block} + {POLL_EVERY}, {stop})"),
+            (depth + 1, f"for {var} in range({block}, {end}):"),
+            *[(d + 1, t) for d, t in body],
+            (depth + 1, f"if {end} >= {stop}:"),
             (depth + 2, "break"),
-            (depth + 1, f"for {var} in range({block}, min({block} + {POLL_EVERY}, {stop})):"),
-            *[(d + 1, t) for d, t in body]]
+            (depth + 1, f"{block} = {end}")]
 
 
 def _counted(depth: int, header: str, body: list[Line],
