@@ -1,6 +1,6 @@
 """The value boundary: interpreter values to text, JSON and Python (numpy / Awkward), and back.
 
-- `format_value(v, t)`: accel syntax (`5`, `5i32`, `0.1`, `1.5f32`, `true`, `[1, 2]`, `(1, 2.0)`);
+- `format_value(v, t)`: accel syntax (`5`, `5i32`, `255u8`, `0.1`, `1.5f32`, `true`, `[1, 2]`, `(1, 2.0)`);
 - `to_json(v, t)`: lists, numbers, booleans, `None` for non-finite floats;
 - `to_python(v, t)`: numpy scalars, numpy arrays for regular arrays of scalars (any rank),
   `ak.Array` for ragged arrays and arrays of tuples, Python tuples; a sequence as its array;
@@ -21,6 +21,9 @@ import numpy as np
 from .backends.interp.model import Sequence, describe, is_function
 from .lang import types as T
 from .lang.scalar_ops import DTYPES as _DTYPES
+from .lang.scalar_ops import FLOATS as _FLOATS
+from .lang.scalar_ops import INTS as _INTS
+from .lang.scalar_ops import scalar_type as _scalar_type
 
 
 # ---------------------------------------------------------------- text
@@ -60,8 +63,8 @@ def is_array(value: Any) -> bool:
 def format_scalar(value: Any) -> str:
     if isinstance(value, (bool, np.bool_)):
         return "true" if value else "false"
-    if isinstance(value, np.int32):
-        return f"{int(value)}i32"
+    if isinstance(value, np.integer) and not isinstance(value, np.int64):
+        return f"{int(value)}{_scalar_type(value.dtype)}"      # `5i32`, `255u8`
     if isinstance(value, (int, np.integer)):
         return str(int(value))
     if isinstance(value, np.float32):
@@ -205,8 +208,8 @@ def _is_awkward(obj: Any) -> bool:
 
 
 def _check_dtype(dtype: np.dtype, name: str) -> None:
-    ok = {"bool": dtype.kind == "b", "i32": dtype.kind in "iu", "i64": dtype.kind in "iu",
-          "f32": dtype.kind in "iuf", "f64": dtype.kind in "iuf"}[name]
+    ok = (dtype.kind == "b" if name == "bool" else
+          dtype.kind in "iuf" if name in _FLOATS else dtype.kind in "iu")
     if not ok:
         raise TypeError(f"expected elements of type {name}, got an array of dtype {dtype}")
 
@@ -218,7 +221,7 @@ def _scalar_from_python(obj: Any, name: str) -> Any:
     if name == "bool":
         if isinstance(obj, (bool, np.bool_)):
             return np.bool_(obj)
-    elif name in ("i32", "i64"):
+    elif name in _INTS:
         if isinstance(obj, (int, np.integer)) and not isinstance(obj, (bool, np.bool_)):
             info = np.iinfo(cls)
             if not info.min <= int(obj) <= info.max:

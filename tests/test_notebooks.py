@@ -81,6 +81,15 @@ def check_the_html_shows_every_widget(notebook) -> None:
         static = out["data"]["text/html"]
         heading = re.search(r"<h4>[^<]*</h4>", static).group(0)
         assert heading in page, heading
+        # every step of a %step (collapsible), every stage of a %stages (a section each)
+        sections = re.findall(r"<details><summary>step \d+/\d+: [^<]*</summary>", static)
+        assert all(section in page for section in sections)
+        steps = re.match(r"(?:<style>.*?</style>)?<h4>[^<]*: (\d+) steps</h4>", static, re.S)
+        if steps:
+            assert len(sections) == int(steps.group(1)) > 0
+        else:
+            assert re.findall(r"<h4>([^<]*)</h4>", static) == \
+                list(out.get("metadata", {}).get("accel/dot", {}))
         if shutil.which("dot"):
             assert "<svg" in static
     assert WIDGET not in page

@@ -47,3 +47,29 @@ def test_jupyterlab_opens_the_copies_and_the_headless_run_the_shipped_notebooks(
     assert 'cd "$WORK_NOTEBOOKS"' in text and "lab ${root_flag" in text
     assert "for notebook in notebooks/*.ipynb" in text       # --headless: the shipped ones
     assert "work/" in (REPO / ".gitignore").read_text().split()
+
+
+def test_the_set_up_makes_jupyterlab_save_widget_state(tmp_path):
+    """So a saved `%step`/`%stages` output shows when reopened without a kernel (issue 16;
+    tests/browser/test_tour.py checks what that gives in JupyterLab)."""
+    import json
+    import sys
+    (tmp_path / "scripts").mkdir()
+    shutil.copy(REPO / "scripts" / "setup", tmp_path / "scripts" / "setup")
+    overrides = tmp_path / ".venv" / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
+    plugin = "@jupyter-widgets/jupyterlab-manager:plugin"
+
+    def set_up() -> dict:
+        done = subprocess.run(["bash", "-c", f". scripts/setup && VENV_PYTHON={sys.executable} "
+                                             "setup_lab_settings"],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return json.loads(overrides.read_text())
+
+    news = "@jupyterlab/apputils-extension:notification"
+    assert set_up() == {plugin: {"saveState": True}, news: {"fetchNews": "false"}}
+    # a user's overrides stay, and so does a choice already made there
+    overrides.write_text(json.dumps({"other:plugin": {"x": 1}, plugin: {"saveState": False}}))
+    assert set_up() == {"other:plugin": {"x": 1}, plugin: {"saveState": False},
+                        news: {"fetchNews": "false"}}
+    assert "setup_lab_settings" in (REPO / "scripts" / "setup").read_text().split("setup_all()")[1]

@@ -94,6 +94,9 @@ def _sizes_of(p: ast.Pattern | ast.TypeExpr | None, bound: frozenset[str], out: 
         return
     names = pattern_sizes(p) if isinstance(p, PATTERN_NODES) else size_names(p)
     out.update(n for n in names if n not in bound)
+    out.update(f for node in ast.walk(p) if isinstance(node, ast.TArray)   # `[n * m]t`: uses
+               and isinstance(node.size, tuple) for f in node.size
+               if isinstance(f, str) and f not in bound)
 
 
 def _free(e: ast.Node | None, bound: frozenset[str], out: set[str]) -> None:

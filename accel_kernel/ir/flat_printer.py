@@ -27,6 +27,7 @@ from typing import Callable, Iterable
 from ..lang import ast
 from ..lang.parser import parse_expr
 from ..lang.printer import print_expr, print_pattern
+from ..lang.lexer import SUFFIXES
 from ..lang.scalar_ops import DTYPES
 from ..lang.source import Source
 from . import core
@@ -260,8 +261,8 @@ class FlatSyntaxError(ValueError):
     pass
 
 
-_NUMBER = re.compile(r"-?(?:\d[\d_]*(?:\.\d+)?(?:e[+-]?\d+)?|inf|nan)(?:i32|i64|f32|f64)?"
-                     r"(?![A-Za-z_0-9'])")
+_NUMBER = re.compile(r"-?(?:\d[\d_]*(?:\.\d+)?(?:e[+-]?\d+)?|inf|nan)"
+                     r"(?:[iu](?:8|16|32|64)|f32|f64)?(?![A-Za-z_0-9'])")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9']*")
 
 
@@ -412,9 +413,10 @@ class _Reader:
 
 def _const(text: str) -> Const:
     elem = None
-    for suffix in ("i32", "i64", "f32", "f64"):
+    for suffix in SUFFIXES:
         if text.endswith(suffix):
-            text, elem = text[:-3], suffix
+            text, elem = text[:-len(suffix)], suffix
+            break
     is_float = any(c in text for c in ".e") or "inf" in text or "nan" in text
     elem = elem or ("f64" if is_float else "i64")
     if elem in ("f32", "f64"):

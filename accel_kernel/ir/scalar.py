@@ -40,7 +40,7 @@ ScalarType = Union[str, tuple["ScalarType", ...]]
 Target = Union[str, tuple["Target", ...]]       # what a let or a loop binds
 Path = tuple[int, ...]
 
-SCALARS = ("bool", "i32", "i64", "f32", "f64")
+SCALARS = ops.SCALARS
 COMPARISONS = ops.COMPARISONS
 SHORT_CIRCUIT = ("&&", "||")
 

@@ -477,7 +477,7 @@ def _word_start(code: str, cursor: int) -> int:
         start += 1
     if start > 0 and code[start - 1].isdigit():
         return cursor
-    qualifier = re.search(r"(?<![A-Za-z0-9_'])(?:i32|i64|f32|f64)\.$", code[:start])
+    qualifier = re.search(r"(?<![A-Za-z0-9_'])(?:[iu](?:8|16|32|64)|f32|f64)\.$", code[:start])
     return qualifier.start() if qualifier else start      # `f64.sq`: the whole name
 
 

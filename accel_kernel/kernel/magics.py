@@ -31,9 +31,10 @@ the `AccelError` of their expression through.
 
 The stage views (`%stages`, `%show STAGE`, `%step STAGE`) take a global's name or an
 expression (default: the last def or let of the session) and build their bundles with
-`accel_kernel.viz`. `%show` sends the drawing as `image/svg+xml` (with the text view as its
-`text/plain`), the DOT in `metadata["image/svg+xml"]["accel/dot"]` (and `"accel/stage"`), then
-the text view and source listing; without Graphviz one `text/plain` display (text, listing,
+`accel_kernel.viz`. `%show` sends the drawing as `image/svg+xml` and `text/html` (which
+JupyterLab prefers, and which fits the page's width), with the text view as its `text/plain`
+and the DOT in `metadata["image/svg+xml"]["accel/dot"]` (and `"accel/stage"`), then the text
+view and source listing; without Graphviz one `text/plain` display (text, listing,
 hint) with the DOT in `metadata["text/plain"]["accel/dot"]`. `%stages` and `%step` send an
 ipywidgets view plus a static `text/html` copy and `text/plain`, the DOT in
 `metadata["accel/dot"][STAGE]`.
@@ -41,6 +42,7 @@ ipywidgets view plus a static `text/html` copy and `text/plain`, the DOT in
 from __future__ import annotations
 
 import shlex
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -381,17 +383,26 @@ def _title(target: str) -> str:
     return text if len(text) <= 40 else text[:39] + "…"
 
 
+def _compact(args: str) -> tuple[bool, str]:
+    """`--compact` (drawings without node ids and types, no source listing: for slides),
+    anywhere before the name or expression, and the rest of the arguments."""
+    words = args.split(" ")
+    return "--compact" in words, " ".join(w for w in words if w != "--compact").strip()
+
+
 def _stages(ctx: MagicContext, args: str) -> MagicOutput:
     from ..viz.widgets import stage_views, stages_bundle
+    compact, args = _compact(args)
     target, stages = _compile_stages(ctx, args.strip(), "stages")
-    views = stage_views(stages, title=_title(target))
+    views = stage_views(stages, title=_title(target), compact=compact)
     out = MagicOutput()
     out.show(*stages_bundle(views))
     return out
 
 
 def _show(ctx: MagicContext, args: str) -> MagicOutput:
-    from ..viz.widgets import stage_view
+    from ..viz.widgets import drawing_html, stage_view
+    compact, args = _compact(args)
     if args.strip().split(" ", 1)[0] == "ptx":      # the cuda kernels' PTX, ptxas' report
         target, stages = _compile_stages(ctx, args.strip()[3:].strip(), "show",
                                          stop_after="codegen")
@@ -403,7 +414,7 @@ def _show(ctx: MagicContext, args: str) -> MagicOutput:
     name, target = _stage_and_target(args, "show")
     target, stages = _compile_stages(ctx, target, "show", stop_after=name)
     index = _stage_index(stages, name)
-    view = stage_view(stages, index, _title(target))
+    view = stage_view(stages, index, _title(target), compact=compact)
     out = MagicOutput()
     if name == "codegen":            # the generated module, as highlighted Python
         out.show(_python_bundle(view.text))
@@ -415,8 +426,11 @@ def _show(ctx: MagicContext, args: str) -> MagicOutput:
         text = f"{view.text}\n{view.listing}({view.problem})\n"
         out.show({"text/plain": text}, {"text/plain": meta})
     else:
-        out.show({"image/svg+xml": view.svg, "text/plain": view.text}, {"image/svg+xml": meta})
-        out.show(_code_bundle(view.text + "\n" + view.listing))
+        # the HTML copy is what JupyterLab shows (it fits the page); the SVG stays for others
+        out.show({"image/svg+xml": view.svg, "text/html": drawing_html(view.svg),
+                  "text/plain": view.text}, {"image/svg+xml": meta})
+        if not compact:
+            out.show(_code_bundle(view.text + "\n" + view.listing))
     return out
 
 
@@ -444,6 +458,7 @@ def _code_bundle(text: str) -> dict[str, str]:
 
 def _step(ctx: MagicContext, args: str) -> MagicOutput:
     from ..viz.widgets import StepFrames, step_bundle, typed_types
+    compact, args = _compact(args)
     name, target = _stage_and_target(args, "step")
     out = MagicOutput()
     run = None
@@ -464,7 +479,8 @@ def _step(ctx: MagicContext, args: str) -> MagicOutput:
         out.stdout.append(f"stage {stage.name} of {_title(target)} has no steps "
                           f"to show: {why}\n")
         return out
-    frames = StepFrames(stage, stages[index - 1] if index else None, typed_types(stages), run)
+    frames = StepFrames(stage, stages[index - 1] if index else None, typed_types(stages), run,
+                        compact)
     out.show(*step_bundle(frames))
     return out
 
@@ -473,7 +489,8 @@ def _stage_details() -> str:
     from ..compiler import stage_names
     return (f"    STAGE: {' '.join(stage_names())}\n"
             "    NAME: a def or let of this session (default: the last one); or any EXPR\n"
-            "    nodes are numbered #id, the same in every stage and in the source listing\n")
+            "    nodes are numbered #id, the same in every stage and in the source listing\n"
+            "    --compact: drawings without ids and types, no listing (slides)\n")
 
 
 # ---------------------------------------------------------------- data from Python
@@ -529,7 +546,7 @@ MAGICS: dict[str, Magic] = {m.name: m for m in [
           f"show the targets and the current one (default {targets.DEFAULT_TARGET}), or "
           "choose one", _target),
     Magic("time", "%time EXPR", "evaluate EXPR and show its value and check/run times", _time),
-    Magic("stages", "%stages [NAME|EXPR]",
+    Magic("stages", "%stages [--compact] [NAME|EXPR]",
           "all stages of a def or EXPR, one tab each", _stages, _stage_details),
     Magic("show", "%show STAGE|ptx [NAME|EXPR]",
           "one stage drawn, e.g. %show regularity f", _show, _stage_details),
@@ -571,8 +588,10 @@ Tab completes names; Shift-Tab shows a name's type and doc."""
 def help_text() -> str:
     width = max(len(m.usage) for m in MAGICS.values())
     lines = ["meta-commands (a line starting with %):"]
-    for magic in MAGICS.values():
-        lines.append(f"  {magic.usage.ljust(width)}  {magic.summary}")
+    for magic in MAGICS.values():        # a summary wraps under itself, in 100 columns
+        lines.extend(textwrap.wrap(magic.summary, 100,
+                                   initial_indent=f"  {magic.usage.ljust(width)}  ",
+                                   subsequent_indent=" " * (width + 4)))
     lines.append("each takes -h for its usage")
     lines.append(f"cells run on the target {targets.DEFAULT_TARGET} by default; "
                  "`%target interp` runs the reference interpreter, which runs every program")

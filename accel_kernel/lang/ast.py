@@ -12,8 +12,8 @@ spelling in `op` (`"+"`, `"&&"`, `"++"` ...); `(+)` is `OpFunc("+")`, `(+1)` is
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Union
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Callable, Union
 
 from .source import Span
 
@@ -28,13 +28,13 @@ class Node:
 
 @dataclass(frozen=True)
 class TScalar(Node):
-    name: str                       # bool i32 i64 f32 f64
+    name: str                       # a scalar type: bool i32 i64 f32 f64 i8 ... u64
 
 
 @dataclass(frozen=True)
 class TArray(Node):
     elem: "TypeExpr"
-    size: str | int | None = None   # [n]t, [3]t or []t
+    size: "Size" = None             # [n]t, [3]t, []t, or [n * m]t: ("n", "m")
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,10 @@ class TSeq(Node):
 
 
 TypeExpr = Union[TScalar, TArray, TTuple, TFunc, TSeq]
+# An array's size in an annotation: a name (bound by the annotation, or an integer variable in
+# scope), a literal, a product of those (`[n * m]t`: checked against variables in scope, never
+# bound), or None (`[]t`).
+Size = Union[str, int, tuple[Union[str, int], ...], None]
 
 
 # ---------------------------------------------------------------- patterns
@@ -84,7 +88,7 @@ Pattern = Union[PVar, PWild, PTuple]
 class Lit(Node):
     """A scalar literal. `value` is a Python bool, int or float; `type` its scalar type name."""
     value: bool | int | float
-    type: str                       # bool i32 i64 f32 f64
+    type: str                       # its scalar type (types.SCALARS)
 
 
 @dataclass(frozen=True)
@@ -128,6 +132,7 @@ class Slice(Node):
     expr: "Expr"
     lo: "Expr | None"               # xs[i:j], xs[i:], xs[:j]
     hi: "Expr | None"
+    step: "Expr | None" = None      # xs[i:j:s], xs[::-1] (docs/language.md, "Slices")
 
 
 @dataclass(frozen=True)
@@ -327,3 +332,37 @@ def pattern_names(pattern: Pattern) -> list[str]:
     if isinstance(pattern, PTuple):
         return [name for p in pattern.elems for name in pattern_names(p)]
     return []
+
+
+# ---------------------------------------------------------------- rebuilding
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def node_fields(cls: type) -> tuple[str, ...]:
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = tuple(f.name for f in fields(cls) if f.name not in ("span", "id"))
+        _FIELDS[cls] = names
+    return names
+
+
+def map_value(value: Any, fn: Callable[[Node], Node]) -> Any:
+    if isinstance(value, Node):
+        return fn(value)
+    if isinstance(value, tuple):
+        items = tuple(map_value(v, fn) for v in value)
+        return value if all(a is b for a, b in zip(items, value)) else items
+    return value
+
+
+def map_children(node: Node, fn: Callable[[Node], Node]) -> Node:
+    """`node` with `fn` applied to each direct sub-node; the same object when nothing changed
+    (so an untouched program stays equal and keeps its ids)."""
+    changes = {}
+    for name in node_fields(type(node)):
+        value = getattr(node, name)
+        new = map_value(value, fn)
+        if new is not value:
+            changes[name] = new
+    return replace(node, **changes) if changes else node

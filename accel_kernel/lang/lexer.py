@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from .errors import AccelSyntaxError
 from .source import Source, Span
+from .types import SCALARS
 
 KEYWORDS: tuple[str, ...] = ("def", "let", "in", "if", "then", "else", "loop", "for", "while",
                              "do", "with", "by", "true", "false")
@@ -27,7 +28,8 @@ SYMBOLS: tuple[str, ...] = tuple(sorted(
      ":", ".", "\\", "|>", "<|", ">->", "<-<", "`"], key=len, reverse=True))
 
 _SYMBOL_SET = frozenset(SYMBOLS)
-SUFFIXES: tuple[str, ...] = ("i32", "i64", "f32", "f64")
+# a literal's type suffix: every scalar type but bool (`3u8`, `1.5f32`)
+SUFFIXES: tuple[str, ...] = tuple(t for t in SCALARS if t != "bool")
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,7 @@ def _is_name_char(ch: str) -> bool:
 
 
 # Futhark's modules of numeric functions: `f64.sqrt`, `i64.sum`, `f64.i64` are one name token
-QUALIFIERS = frozenset({"i32", "i64", "f32", "f64"})
+QUALIFIERS = frozenset(SUFFIXES)
 
 
 class _Lexer:
@@ -189,7 +191,7 @@ class _Lexer:
             if suffix not in SUFFIXES:
                 raise self.error(f"invalid number literal `{text[start:self.pos]}` "
                                  f"(suffixes are {', '.join(SUFFIXES)})", start, self.pos)
-            if suffix[0] == "i" and kind == "float":
+            if suffix[0] in "iu" and kind == "float":
                 raise self.error(f"a float literal cannot have the integer suffix `{suffix}`",
                                  start, self.pos)
             if suffix[0] == "f" and text.startswith(("0x", "0X"), start):
@@ -214,10 +216,10 @@ def literal_value(token: Token) -> tuple[int | float, str]:
     type_name = "i64" if token.kind == "int" else "f64"
     for suffix in SUFFIXES:
         if text.endswith(suffix) and not text.lower().startswith("0x"):
-            text, type_name = text[:-3], suffix
+            text, type_name = text[:-len(suffix)], suffix
             break
-        if text.lower().startswith("0x") and suffix[0] == "i" and text.endswith(suffix):
-            text, type_name = text[:-3], suffix
+        if text.lower().startswith("0x") and suffix[0] in "iu" and text.endswith(suffix):
+            text, type_name = text[:-len(suffix)], suffix
             break
     if type_name in ("f32", "f64"):
         return float(text), type_name

@@ -17,9 +17,11 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Iterator
 
-from . import ast
+from . import ast, unflatten
 from .errors import AccelSyntaxError
 from .lexer import KEYWORDS, Token, literal_value, tokenize
+from .scalar_ops import INTS, UNSIGNED, int_range, wrap
+from .types import SCALARS
 from .source import Source, Span
 
 __all__ = ["KEYWORDS", "BINARY_LEVELS", "parse_program", "parse_expr", "parse_type"]
@@ -54,8 +56,8 @@ def qualified_names() -> list[str]:
     names = sorted(QUALIFIED_FUNCTIONS | QUALIFIED_CONSTANTS | set(numeric))
     return [f"{t}.{n}" for t in numeric for n in names
             if n != "pi" or t in ("f32", "f64")]
-SCALAR_TYPES = ("bool", "i32", "i64", "f32", "f64")
-INT_RANGES = {"i64": (-2 ** 63, 2 ** 63 - 1), "i32": (-2 ** 31, 2 ** 31 - 1)}
+SCALAR_TYPES = SCALARS
+INT_RANGES = {t: int_range(t) for t in INTS}
 _OPEN_FORMS = ("if", "let", "loop")
 
 
@@ -176,7 +178,7 @@ class Parser:
         while self.tokens[self.pos].kind != "eof":
             self.unblocked = self.pos
             with self.nested(1):
-                forms.append(self.top_form())
+                forms.append(unflatten.resolve(self.top_form(), self.ids))
             token = self.tokens[self.pos]
             if token.kind != "eof" and not (token.first_on_line and token.col == 1):
                 if token.first_on_line:
@@ -232,24 +234,69 @@ class Parser:
         return params, result, self.expr()
 
     def let_update(self) -> tuple[ast.Pattern, ast.Expr]:
-        """Futhark's `let xs[i] = v` (also `let a[i, j] = v`): `let xs = xs with [i] = v`."""
+        """Futhark's `let xs[i] = v` (also `let a[i, j] = v`, `let xs[i:j] = ys`):
+        `let xs = xs with [i] = v`."""
         name = self.advance()
         start = name.span.start
-        opener = self.advance()
-        indices: list[ast.Expr] = []
-        with self.nested(None, no_bar=False):
-            indices.append(self.expr())
-            while self.tok.sym(","):
-                self.advance()
-                indices.append(self.expr())
-            self.close(opener, "]", "`,` or ")
+        parts = self.update_parts()
         self.expect_sym("=", "`=` after `let " + name.text + "[...]`")
         if not self.starts_operand(self.tok):
             raise self.expected("an expression after `=`")
         value = self.expr()
         array = self.node(ast.Var, start, name.text)
         return (self.node(ast.PVar, start, name.text),
-                self.node(ast.Update, start, array, tuple(indices), value))
+                self.updated(array, start, parts, value))
+
+    def update_parts(self) -> list:
+        """The brackets of an update: `[i]`, `[i][j]`, `[i, j]`, `[i:j]`, `[i, j:k:s]`; each
+        part with the token it starts at."""
+        opener = self.advance()
+        parts: list = []
+        with self.nested(None, no_bar=False):
+            first = self.tok
+            parts.append((*self.index_part(), first))
+            while self.tok.sym(","):       # Futhark's `with [i, j] = v`
+                self.advance()
+                first = self.tok
+                parts.append((*self.index_part(), first))
+            self.close(opener, "]", "`,`, `:` or ")
+        return parts
+
+    def updated(self, array: ast.Expr, start: int, parts: list, value: ast.Expr) -> ast.Expr:
+        """`array with [parts] = value`. Indices only: an `Update`. A slice, which must come
+        last, is a scatter at the slice's indices (the slice checks the bounds and the step,
+        scatter the length of `value`): `xs with [i:j:s] = ys` is
+        `let x'1 = xs in scatter x'1 ((iota (length x'1))[i:j:s]) ys`, and
+        `a with [i, j:k] = v` is `let x'1 = a in let x'2 = i in x'1 with [x'2] =
+        scatter x'1[x'2] ((iota (length x'1[x'2]))[j:k]) v`."""
+        indices = [low for low, _, _, is_slice, _ in parts if not is_slice]
+        for *_, is_slice, token in parts[:-1]:
+            if is_slice:
+                raise self.error("in an update, a slice can only be the last index "
+                                 "(`a with [i, j:k] = v`)", token)
+        if not parts[-1][3]:
+            return self.node(ast.Update, start, array, tuple(indices), value)
+        var = lambda name: self.node(ast.Var, start, name)   # noqa: E731
+        name = self.fresh_name()
+        bound = [(name, array)] + [(self.fresh_name(), index) for index in indices]
+
+        def row() -> ast.Expr:           # `x'1[x'2]...`: a new node at each use
+            out: ast.Expr = var(name)
+            for index_name, _ in bound[1:]:
+                out = self.node(ast.Index, start, out, var(index_name))
+            return out
+        low, high, step, _, _ = parts[-1]
+        every = self.node(ast.Apply, start, var("iota"),
+                          (self.node(ast.Apply, start, var("length"), (row(),)),))
+        where = self.node(ast.Slice, start, every, low, high, step)
+        out = self.node(ast.Apply, start, var("scatter"), (row(), where, value))
+        if indices:
+            out = self.node(ast.Update, start, var(name),
+                            tuple(var(index_name) for index_name, _ in bound[1:]), out)
+        for bound_name, bound_value in reversed(bound):
+            out = self.node(ast.Let, start, self.node(ast.PVar, start, bound_name), bound_value,
+                            out)
+        return out
 
     def local_function(self, start: int) -> tuple[ast.Pattern, ast.Expr]:
         """Futhark's `let f p1 p2 [: t] = body`: the pattern `f` and the value
@@ -270,20 +317,14 @@ class Parser:
         expr = self.binary(LOOSEST)
         if self.tok.kw("with"):
             self.advance()
-            indices: list[ast.Expr] = []
+            parts: list = []
             while self.tok.sym("["):
-                opener = self.advance()
-                with self.nested(None, no_bar=False):
-                    indices.append(self.expr())
-                    while self.tok.sym(","):       # Futhark's `with [i, j] = v`
-                        self.advance()
-                        indices.append(self.expr())
-                    self.close(opener, "]", "`,` or ")
-            if not indices:
+                parts += self.update_parts()
+            if not parts:
                 raise self.expected("`[` after `with`")
             self.expect_sym("=", "`=` or `[` in `with`")
             value = self.expr()
-            expr = self.node(ast.Update, start, expr, tuple(indices), value)
+            expr = self.updated(expr, start, parts, value)
         return expr
 
     def binary_level(self, token: Token) -> int | None:
@@ -418,12 +459,16 @@ class Parser:
     def literal(self, negate: bool = False, start: int | None = None) -> ast.Lit:
         token = self.advance()
         value, type_name = literal_value(token)
-        if negate:
-            value = -value
         if type_name in INT_RANGES:
             low, high = INT_RANGES[type_name]
-            if not low <= value <= high:
-                raise self.error(f"integer literal {value} is out of range for {type_name}", token)
+            signed = -value if negate else value
+            if not low <= (value if type_name in UNSIGNED else signed) <= high:
+                raise self.error(f"integer literal {signed} is out of range for {type_name} "
+                                 f"({low} to {high})", token)
+            # `-1u8` is the negation of `1u8`, which wraps around: 255
+            value = wrap(signed, type_name)
+        elif negate:
+            value = -value
         return self.node(ast.Lit, token.span.start if start is None else start, value, type_name)
 
     def atom(self, head: bool = False) -> ast.Expr:
@@ -475,21 +520,26 @@ class Parser:
             self.close(opener, "]", "`,`, `:` or ")
         return self.indexed(expr, start, parts)
 
-    def index_part(self) -> tuple[ast.Expr | None, ast.Expr | None, bool]:
-        """One dimension of an index: `(i, None, False)`, or a slice `(lo, hi, True)`."""
+    def index_part(self) -> tuple[ast.Expr | None, ast.Expr | None, ast.Expr | None, bool]:
+        """One dimension of an index: `(i, None, None, False)`, or a slice
+        `(lo, hi, step, True)` (`i:j`, `i:j:s`, `::s`; each part may be left out)."""
         low = None if self.tok.sym(":") else self.expr()
         if not self.tok.sym(":"):
-            return low, None, False
+            return low, None, None, False
         self.advance()
-        high = None if self.tok.sym("]", ",") else self.expr()
-        return low, high, True
+        high = None if self.tok.sym("]", ",", ":") else self.expr()
+        step = None
+        if self.tok.sym(":"):
+            self.advance()
+            step = None if self.tok.sym("]", ",") else self.expr()
+        return low, high, step, True
 
     def indexed(self, expr: ast.Expr, start: int, parts: list) -> ast.Expr:
         """The dimensions one after the other: an index takes a row, and a slice followed by
         more dimensions maps them over its rows: `a[i:j, k]` is
         `map (\\r -> r[k]) a[i:j]` (`r` a name the program does not use)."""
-        (low, high, is_slice), rest = parts[0], parts[1:]
-        here = self.node(ast.Slice, start, expr, low, high) if is_slice else \
+        (low, high, step, is_slice), rest = parts[0], parts[1:]
+        here = self.node(ast.Slice, start, expr, low, high, step) if is_slice else \
             self.node(ast.Index, start, expr, low)
         if not rest:
             return here
@@ -749,6 +799,20 @@ class Parser:
             return self.node(ast.TFunc, start, param, self.type_expr())
         return param
 
+    def size_factor(self) -> str | int | None:
+        """A size in brackets, or a factor of a product size: a name or an integer."""
+        size_token = self.tok
+        if size_token.kind == "int":
+            value, type_name = literal_value(size_token)
+            if type_name != "i64":
+                raise self.error("an array size is a plain integer", size_token)
+            self.advance()
+            return int(value)
+        if size_token.kind == "name" and size_token.text != "_" and "." not in size_token.text:
+            self.advance()
+            return size_token.text
+        return None
+
     def type_atom(self) -> ast.TypeExpr:
         token = self.tok
         start = token.span.start
@@ -767,19 +831,19 @@ class Parser:
             return self.node(ast.TTuple, start, tuple(elems))
         if token.sym("["):
             opener = self.advance()
-            size: str | int | None = None
+            size: ast.Size = None
             with self.nested(None):
-                size_token = self.tok
-                if size_token.kind == "int":
-                    value, type_name = literal_value(size_token)
-                    if type_name != "i64":
-                        raise self.error("an array size is a plain integer", size_token)
-                    size = int(value)
-                    self.advance()
-                elif size_token.kind == "name" and size_token.text != "_":
-                    size = size_token.text
-                    self.advance()
-                self.close(opener, "]", "a size or " if size is None else "")
+                size = self.size_factor()
+                if size is not None and self.tok.sym("*"):    # `[n * m]t`: checked, not bound
+                    factors = [size]
+                    while self.tok.sym("*"):
+                        self.advance()
+                        factor = self.size_factor()
+                        if factor is None:
+                            raise self.expected("a size name or an integer after `*`")
+                        factors.append(factor)
+                    size = tuple(factors)
+                self.close(opener, "]", "a size or " if size is None else "`*` or ")
             return self.node(ast.TArray, start, self.type_atom(), size)
         if token.kind == "name":
             if token.text == "seq":
@@ -788,8 +852,8 @@ class Parser:
             if token.text in SCALAR_TYPES:
                 self.advance()
                 return self.node(ast.TScalar, start, token.text)
-            raise self.error(f"unknown type `{token.text}` (the types are bool, i32, i64, f32, "
-                             "f64, []t, [n]t, (t1, t2), t1 -> t2 and seq t)")
+            raise self.error(f"unknown type `{token.text}` (the types are {', '.join(SCALARS)}, "
+                             "[]t, [n]t, (t1, t2), t1 -> t2 and seq t)")
         raise self.expected("a type")
 
     def finish(self, what: str) -> None:

@@ -33,7 +33,8 @@ def print_type(t: ast.TypeExpr) -> str:
     if isinstance(t, ast.TScalar):
         return t.name
     if isinstance(t, ast.TArray):
-        size = "" if t.size is None else str(t.size)
+        size = "" if t.size is None else \
+            " * ".join(map(str, t.size)) if isinstance(t.size, tuple) else str(t.size)
         return f"[{size}]{_type_atom(t.elem)}"
     if isinstance(t, ast.TTuple):
         return "(" + ", ".join(print_type(e) for e in t.elems) + ")"
@@ -190,7 +191,8 @@ class _Printer:
     def print_Slice(self, e: ast.Slice, tail: bool, bar: bool) -> str:
         lo = "" if e.lo is None else self.expr(e.lo)
         hi = "" if e.hi is None else self.expr(e.hi)
-        return f"{self.expr(e.expr, ATOM_LEVEL, False)}[{lo}:{hi}]"
+        step = "" if e.step is None else f":{self.expr(e.step)}"
+        return f"{self.expr(e.expr, ATOM_LEVEL, False)}[{lo}:{hi}{step}]"
 
     def print_Apply(self, e: ast.Apply, tail: bool, bar: bool) -> str:
         head = "while" if e.fn == ast.Var("while") else self.expr(e.fn, ATOM_LEVEL, False)

@@ -5,7 +5,7 @@ dtype (`DTYPES`, and `DTYPE_SOURCE` for generated code).
 
 An entry (`ScalarOp`) is one of five forms: a binary operator (`+`, `==`, `&&`, ...), a prefix
 operator (`-`, `!`), a function (`min`, `sqrt`, `select`, ...), a conversion (`i32 i64 f32
-f64`) or a constant (`pi`, and the type constants `zero one lowest highest`). Its type rule
+f64 i8 i16 u8 u16 u32 u64`) or a constant (`pi`, and the type constants `zero one lowest highest`). Its type rule
 is written with one type variable `a`, constrained to a class of `types.CLASSES`: `+` is
 `num a => a -> a -> a`. `builtins.py` gives the type checker these signatures.
 
@@ -27,17 +27,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import errors
-from .types import CLASSES, SCALARS
+from .types import CLASSES, SCALARS, SIGNED, UNSIGNED
 
 # ---------------------------------------------------------------- scalar types
 
 DTYPES: dict[str, type] = {"bool": np.bool_, "i32": np.int32, "i64": np.int64,
-                           "f32": np.float32, "f64": np.float64}
-DTYPE_SOURCE: dict[str, str] = {"bool": "np.bool_", "i32": "np.int32", "i64": "np.int64",
-                                "f32": "np.float32", "f64": "np.float64"}
-INTS = ("i32", "i64")
+                           "f32": np.float32, "f64": np.float64, "i8": np.int8,
+                           "i16": np.int16, "u8": np.uint8, "u16": np.uint16,
+                           "u32": np.uint32, "u64": np.uint64}
+DTYPE_SOURCE: dict[str, str] = {name: f"np.{cls.__name__}" for name, cls in DTYPES.items()}
+INTS = (*SIGNED, *UNSIGNED)
 FLOATS = ("f32", "f64")
-BITS: dict[str, int] = {"i32": 32, "i64": 64}
+BITS: dict[str, int] = {name: np.dtype(DTYPES[name]).itemsize * 8 for name in INTS}
 
 
 def scalar_type(dtype: object) -> str | None:
@@ -49,12 +50,21 @@ def scalar_type(dtype: object) -> str | None:
     return None
 
 
-def wrap(value: int, type: str) -> int:
-    """A Python int reduced modulo 2**bits into the signed range of the integer `type`."""
+def int_range(type: str) -> tuple[int, int]:
+    """The lowest and highest value of the integer `type`."""
+    if type in UNSIGNED:
+        return 0, (1 << BITS[type]) - 1
     half = 1 << (BITS[type] - 1)
-    if -half <= value < half:
+    return -half, half - 1
+
+
+def wrap(value: int, type: str) -> int:
+    """A Python int reduced modulo 2**bits into the range of the integer `type` (two's
+    complement for the signed types, 0 .. 2**bits - 1 for the unsigned ones)."""
+    low, high = int_range(type)
+    if low <= value <= high:
         return value
-    return ((value + half) % (half << 1)) - half
+    return ((value - low) % (1 << BITS[type])) + low
 
 
 # ---------------------------------------------------------------- the entries
@@ -164,7 +174,8 @@ _ENTRIES: tuple[ScalarOp, ...] = (
     _op("<<", BINARY, _INT2, "left_shift", None,
         "x << n: 0 for n at or past the width", _NEGATIVE_SHIFT),
     _op(">>", BINARY, _INT2, "right_shift", None,
-        "x >> n, arithmetic: past the width 0, or -1 for a negative x", _NEGATIVE_SHIFT),
+        "x >> n: arithmetic on signed types (past the width 0, or -1 for a negative x), "
+        "logical on unsigned ones (past the width 0)", _NEGATIVE_SHIFT),
     # prefix operators
     _op("-", UNARY, "num a => a -> a", "negative", "num", "-x; integers wrap around"),
     _op("!", UNARY, "bits a => a -> a", "invert",
@@ -190,12 +201,10 @@ _ENTRIES: tuple[ScalarOp, ...] = (
     _op("round", FUNCTION, _FLOAT1, "rint", "float",
         "round x: x rounded to the nearest integral float, half to even"),
     _op("pi", CONSTANT, "f64", "pi", None, "pi: 3.141592653589793"),
-    _op("i32", CONVERSION, "scalar a => a -> i32", None, None,
-        "i32 x: x converted to i32 (floats truncate toward zero)"),
-    _op("i64", CONVERSION, "scalar a => a -> i64", None, None,
-        "i64 x: x converted to i64 (floats truncate toward zero)"),
-    _op("f32", CONVERSION, "scalar a => a -> f32", None, None, "f32 x: x converted to f32"),
-    _op("f64", CONVERSION, "scalar a => a -> f64", None, None, "f64 x: x converted to f64"),
+    *(_op(name, CONVERSION, f"scalar a => a -> {name}", None, None,
+          f"{name} x: x converted to {name} (integers wrap, floats truncate toward zero)"
+          if name in INTS else f"{name} x: x converted to {name}")
+      for name in SCALARS if name != "bool"),
     _op("select", FUNCTION, "bool -> a -> a -> a", "where", "scalar",
         "select c a b: a when c holds, else b; both a and b are evaluated"),
     _op("zero", CONSTANT, "num a => a", None, None,
@@ -214,6 +223,7 @@ UNARY_OPS: dict[str, ScalarOp] = {e.name: e for e in _ENTRIES if e.form == UNARY
 BUILTINS: dict[str, ScalarOp] = {e.name: e for e in _ENTRIES
                                  if e.form in (FUNCTION, CONVERSION, CONSTANT)}
 FUNCTIONS: dict[str, ScalarOp] = {name: e for name, e in BUILTINS.items() if e.arity}
+CONVERSIONS = tuple(name for name, e in BUILTINS.items() if e.form == CONVERSION)
 TYPE_CONSTANTS = tuple(name for name, e in BUILTINS.items()
                        if e.form == CONSTANT and e.result == "a")
 COMPARISONS = tuple(name for name, e in BINARY_OPS.items()
@@ -231,8 +241,8 @@ def constant_value(name: str, type: str) -> float | int:
         return int(name == "one")
     if type in FLOATS:
         return -math.inf if name == "lowest" else math.inf
-    half = 1 << (BITS[type] - 1)
-    return -half if name == "lowest" else half - 1
+    low, high = int_range(type)
+    return low if name == "lowest" else high
 
 
 assert set(SCALARS) == set(DTYPES) == set(DTYPE_SOURCE)

@@ -13,7 +13,7 @@ from typing import Callable, Mapping
 from . import ast
 from .builtins import BUILTINS, OPERATORS, UNARY_OPERATORS
 from .errors import AccelNameError, AccelTypeError
-from .typecheck_names import pattern_size_names
+from .typecheck_names import pattern_size_names, product_factors
 from .typecheck_unify import Mismatch, TypeNamer, Unifier, class_phrase, ordered_vars
 from .types import (BOOL, CLASSES, I64, Array, Func, Scalar, Scheme, Seq, Tuple, Type, TypeVar,
                     contains_func, substitute)
@@ -36,10 +36,10 @@ def annotation_type(annot: ast.TypeExpr) -> Type:
 _ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
 
 _OPERAND_PHRASES = {
-    "num": "numeric operands (i32, i64, f32 or f64)",
-    "int": "integer operands (i32 or i64)",
+    "num": "numeric operands (integers or f32 or f64)",
+    "int": "integer operands (i8, i16, i32, i64, u8, u16, u32 or u64)",
     "float": "float operands (f32 or f64)",
-    "scalar": "scalar operands (bool, i32, i64, f32 or f64)",
+    "scalar": "scalar operands (bool, integers, f32 or f64)",
     "bits": "bool or integer operands",
 }
 
@@ -160,6 +160,18 @@ class ExpressionChecker:
                         p.span))
                 else:
                     scope[name] = I64
+        # a product size (`[n * m]t`) is checked against integer variables bound before it
+        later = {n for p in patterns for n in (*ast.pattern_names(p), *pattern_size_names(p))}
+        for p in patterns:
+            for name, node in product_factors(p):
+                if name in later or name not in scope:
+                    raise AccelTypeError(f"the size `{name}` of a product size must be an "
+                                         "integer variable bound before it (a parameter to "
+                                         "its left, or a variable in scope)", node.span)
+                t = scope[name]
+                self._unify_or(t, I64, lambda n: AccelTypeError(
+                    f"size `{name}` is a variable of type {n.show(t)}, not i64", node.span))
+            later -= {*ast.pattern_names(p), *pattern_size_names(p)}
 
     # ------------------------------------------------------------------ expressions
 
@@ -245,6 +257,8 @@ class ExpressionChecker:
         for bound in (e.lo, e.hi):
             if bound is not None:
                 self._expect(self.infer(bound, scope), I64, bound, "a slice bound")
+        if e.step is not None:
+            self._expect(self.infer(e.step, scope), I64, e.step, "a slice step")
         return t
 
     # ------------------------------------------------------------------ operators

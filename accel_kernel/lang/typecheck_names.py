@@ -13,6 +13,14 @@ from typing import Callable, Mapping
 from . import ast
 
 
+def product_factors(p: ast.Node) -> list[tuple[str, ast.Node]]:
+    """The names in the product sizes (`[n * m]t`) of a pattern's annotations, each with its
+    array type node."""
+    return [(f, node) for node in ast.walk(p)
+            if isinstance(node, ast.TArray) and isinstance(node.size, tuple)
+            for f in node.size if isinstance(f, str)]
+
+
 def size_names(annot: ast.TypeExpr | None) -> list[str]:
     """The size names (`n` in `[n]i64`) an annotation mentions, in order."""
     out: list[str] = []

@@ -140,10 +140,10 @@ class Unifier:
 # ---------------------------------------------------------------- messages
 
 _CLASS_PHRASES = {
-    "num": "a numeric type (i32, i64, f32 or f64)",
-    "int": "an integer type (i32 or i64)",
+    "num": "a numeric type (an integer type or f32 or f64)",
+    "int": "an integer type (i8, i16, i32, i64, u8, u16, u32 or u64)",
     "float": "a float type (f32 or f64)",
-    "scalar": "a scalar type (bool, i32, i64, f32 or f64)",
+    "scalar": "a scalar type (bool, an integer type, f32 or f64)",
     "bits": "bool or an integer type",
 }
 

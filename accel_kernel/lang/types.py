@@ -10,15 +10,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Union
 
-SCALARS = ("bool", "i32", "i64", "f32", "f64")
+SIGNED = ("i8", "i16", "i32", "i64")
+UNSIGNED = ("u8", "u16", "u32", "u64")
+SCALARS = ("bool", "i32", "i64", "f32", "f64", "i8", "i16", "u8", "u16", "u32", "u64")
 
 # A constraint is the set of scalar types a type variable may stand for.
 CLASSES: dict[str, frozenset[str]] = {
-    "num": frozenset({"i32", "i64", "f32", "f64"}),
-    "int": frozenset({"i32", "i64"}),
+    "num": frozenset({*SIGNED, *UNSIGNED, "f32", "f64"}),
+    "int": frozenset({*SIGNED, *UNSIGNED}),
     "float": frozenset({"f32", "f64"}),
     "scalar": frozenset(SCALARS),
-    "bits": frozenset({"bool", "i32", "i64"}),
+    "bits": frozenset({"bool", *SIGNED, *UNSIGNED}),
 }
 
 
@@ -55,7 +57,7 @@ class TypeVar:
 
 Type = Union[Scalar, Array, Tuple, Func, Seq, TypeVar]
 
-BOOL, I32, I64, F32, F64 = (Scalar(n) for n in SCALARS)
+BOOL, I32, I64, F32, F64 = (Scalar(n) for n in SCALARS[:5])
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable
 
-from ..ir.core import is_literal_step
+from ..ir.core import is_literal_step, pattern_sizes
 from ..lang import ast
 from ..lang.builtins import BUILTINS
 from ..lang.typecheck import bound_names
@@ -82,10 +82,27 @@ class Desugarer(Binders):
             return program
         return replace(program, forms=tuple(forms))
 
+    def global_sizes_renamed(self, p: ast.Pattern) -> ast.Pattern:
+        """A global let's pattern with its size names that are globals renamed: a size name
+        of an annotation binds a new size, it never refers to a global (the interpreter)."""
+        clashing = {s: self.fresh(s) for s in pattern_sizes(p) if s in self.globals_so_far}
+        if not clashing:
+            return p
+
+        def visit(q: ast.Pattern) -> ast.Pattern:
+            annot = self.rename_type(q.annot, EMPTY, clashing)
+            if isinstance(q, ast.PTuple):
+                return replace(q, elems=tuple(visit(x) for x in q.elems), annot=annot)
+            return q if annot is q.annot else replace(q, annot=annot)
+        return visit(p)
+
     def form(self, form: ast.TopForm) -> ast.TopForm:
         if isinstance(form, ast.GlobalLet):
             value = self.expr(form.value, EMPTY)
-            return form if value is form.value else replace(form, value=value)
+            pattern = self.global_sizes_renamed(form.pattern)
+            if value is form.value and pattern is form.pattern:
+                return form
+            return replace(form, value=value, pattern=pattern)
         if isinstance(form, ast.TopExpr):
             expr = self.expr(form.expr, EMPTY)
             return form if expr is form.expr else replace(form, expr=expr)
@@ -348,6 +365,8 @@ def _all_names(program: ast.Program) -> set[str]:
                 names.add(sub.var)
             elif isinstance(sub, ast.TArray) and isinstance(sub.size, str):
                 names.add(sub.size)
+            elif isinstance(sub, ast.TArray) and isinstance(sub.size, tuple):
+                names.update(f for f in sub.size if isinstance(f, str))
     return names
 
 

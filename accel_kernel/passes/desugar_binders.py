@@ -19,11 +19,12 @@ from typing import Callable, Container, Iterable, TypeVar
 
 from ..ir.core import pattern_sizes, size_names
 from ..lang import ast
+from ..lang.scalar_ops import INTS
 from ..lang.types import I64, Scalar
 from .desugar_build import Binding, Scope, Shadowed, map_children
 
 T = TypeVar("T")
-INT_TYPES = (Scalar("i64"), Scalar("i32"))
+INT_TYPES = tuple(Scalar(t) for t in INTS)
 
 
 class Renames(dict):
@@ -67,6 +68,10 @@ class Binders:
                 rewrite.after = new
         return result
 
+    def global_names(self) -> set[str]:
+        """The globals defined so far (a size name of an annotation never refers to one)."""
+        return getattr(self, "globals_so_far", set())
+
     def bind_name(self, src: str, scope: Scope, renames: Renames, taken: set[str]) -> str:
         out = renames.get(src, src)
         if out in taken:
@@ -101,9 +106,9 @@ class Binders:
         for s in pattern_sizes(p):
             ref = self.size_ref(s, scope)
             if kind == "param":
-                if ref is None:
-                    out = self.bind_name(s, scope, renames,
-                                         taken | scope.outs | set(avoid))
+                if ref is None:     # a new size: renamed away from a global of its name,
+                    out = self.bind_name(s, scope, renames,   # which it does not refer to
+                                         taken | scope.outs | set(avoid) | self.global_names())
                     bindings[s] = Binding(out, I64)
                     ref = out
             elif kind == "loop":
@@ -154,11 +159,18 @@ class Binders:
     def rename_type(self, t: ast.TypeExpr | None, scope: Scope,
                     sizes: dict[str, str | int] | None = None) -> ast.TypeExpr | None:
         """`t` with its size names as the output names them."""
-        if t is None or not size_names(t):
+        if t is None or not (size_names(t) or _products(t)):
             return t
+
+        def renamed(name: str) -> str | int:
+            new = sizes.get(name) if sizes is not None else None
+            return new if new is not None else (self.size_ref(name, scope) or name)
 
         def visit(node: ast.Node) -> ast.Node:
             node = map_children(node, visit)
+            if isinstance(node, ast.TArray) and isinstance(node.size, tuple):   # `[n * m]t`
+                size = tuple(renamed(f) if isinstance(f, str) else f for f in node.size)
+                return node if size == node.size else replace(node, size=size)
             if isinstance(node, ast.TArray) and isinstance(node.size, str):
                 new = sizes.get(node.size) if sizes is not None else None
                 if new is None:
@@ -168,3 +180,8 @@ class Binders:
             return node
 
         return visit(t)
+
+
+def _products(t: ast.TypeExpr) -> bool:
+    """Whether an annotation has a product size (`[n * m]t`)."""
+    return any(isinstance(n, ast.TArray) and isinstance(n.size, tuple) for n in ast.walk(t))

@@ -13,10 +13,11 @@
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
-from typing import Any, Callable
+from dataclasses import dataclass
+from typing import Any
 
 from ..lang import ast
+from ..lang.ast import map_children, map_value, node_fields  # noqa: F401  (used here and by other passes)
 from ..lang.source import Span
 from ..lang.types import Type
 from .base import PassContext
@@ -81,36 +82,6 @@ EMPTY = Scope()
 # Library functions the generated code calls by name.
 LIBRARY_NAMES = frozenset({"map", "filter", "expand", "flatten", "zip", "zip3", "iota", "max"})
 
-_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def node_fields(cls: type) -> tuple[str, ...]:
-    names = _FIELDS.get(cls)
-    if names is None:
-        names = tuple(f.name for f in fields(cls) if f.name not in ("span", "id"))
-        _FIELDS[cls] = names
-    return names
-
-
-def map_value(value: Any, fn: Callable[[ast.Node], ast.Node]) -> Any:
-    if isinstance(value, ast.Node):
-        return fn(value)
-    if isinstance(value, tuple):
-        items = tuple(map_value(v, fn) for v in value)
-        return value if all(a is b for a, b in zip(items, value)) else items
-    return value
-
-
-def map_children(node: ast.Node, fn: Callable[[ast.Node], ast.Node]) -> ast.Node:
-    """`node` with `fn` applied to each direct sub-node; the same object when nothing changed
-    (so an untouched program stays equal and keeps its ids)."""
-    changes = {}
-    for name in node_fields(type(node)):
-        value = getattr(node, name)
-        new = map_value(value, fn)
-        if new is not value:
-            changes[name] = new
-    return replace(node, **changes) if changes else node
 
 
 class Builder:

@@ -61,7 +61,9 @@ def _inlined(d, defn: ast.Def, node: ast.Expr, args: tuple[ast.Expr, ...],
         if g in scope.outs:          # a global of the body that a local here would capture
             raise Shadowed(g)
     size_refs = {n for sub in ast.walk(defn) if isinstance(sub, ast.TArray)
-                 for n in ([sub.size] if isinstance(sub.size, str) else [])}
+                 for n in ([sub.size] if isinstance(sub.size, str) else
+                           [f for f in sub.size if isinstance(f, str)]
+                           if isinstance(sub.size, tuple) else [])}
     params = [b.copy(p) for p in defn.params]
     sized = any(has_sizes(p) for p in params)
     # Size names keep their names (they show in error messages) unless that could capture.

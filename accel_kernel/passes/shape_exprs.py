@@ -193,6 +193,15 @@ def _index(an, e: ast.Index, env, depth) -> Info:
 
 def _slice(an, e: ast.Slice, env, depth) -> Info:
     array = an.expr(e.expr, env, depth)
+    if e.step is not None:
+        for part in (e.lo, e.hi, e.step):
+            if part is not None:
+                an.expr(part, env, depth)
+        deps = an.node_deps(e, env)
+        shape = an.generate(an.fresh_unknown(deps), depth,
+                            lambda k: Index(array.shape, an.fresh_unknown(deps, k)))
+        return an.result("GENERATE", shape, e, deps, "xs[i:j:s] = generate ℓ (\\k -> "
+                         "xs[i + k * s]): ℓ from i, j, s and the length of xs")
     lo = an.term(an.expr(e.lo, env, depth)) if e.lo is not None else SizeLit(0)
     hi = an.term(an.expr(e.hi, env, depth)) if e.hi is not None else Length(array.shape)
     shape = an.generate(SizeOp("-", (hi, lo)), depth,

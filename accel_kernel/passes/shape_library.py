@@ -32,13 +32,14 @@ from dataclasses import replace
 from typing import Callable
 
 from ..lang import ast
+from ..lang.scalar_ops import CONVERSIONS
 from ..lang.types import BOOL, I64, Seq, Tuple, Type
 from .shape import Info, ShapeAnalysis, value_vars
 from .shape_terms import (SCALAR, Cond, Index, IndexVar, Length, Scalar, Shape, Size, SizeLit,
                           SizeOp, TupleShape, elem_type, has_arrays, index_vars)
 
 _SCALAR_FUNCTIONS = {"min", "max", "abs", "sqrt", "exp", "log", "sin", "cos", "tan", "atan2",
-                     "floor", "ceil", "round", "i32", "i64", "f32", "f64"}
+                     "floor", "ceil", "round", *CONVERSIONS}
 
 
 def _deps(args: list[Info]):

@@ -32,6 +32,10 @@ FONT = "Helvetica,Arial,sans-serif"
 HIGHLIGHT = "#d6006f"
 DESCRIPTOR_OPS = (F.Offsets, F.SizesToOffsets, F.SegmentIds, F.SegmentIota, F.Lengths)
 _FILL = {"regular": GREEN, "irregular": ORANGE, "scalar": GREY, "avoided": GREY}
+WRAP_AFTER = 12           # a form of more statements is drawn in columns
+COLUMN_STATEMENTS = 9     # of about this many statements each
+MAX_COLUMNS = 3
+COLUMNS_HINT = "// columns-hint: "
 
 
 def avoided_ids(stage: Stage) -> set[int]:
@@ -182,8 +186,9 @@ def _short(text: str, width: int = 44) -> str:
 
 class _Dot:
     def __init__(self, stage: Stage, highlight: set[int], values: Mapping[int, str],
-                 inputs: Mapping[str, str]):
+                 inputs: Mapping[str, str], compact: bool = False):
         self.stage = stage
+        self.compact = compact            # no `#id`s (slides)
         self.highlight = highlight
         self.values = values              # statement id -> its value on real data
         self.input_values = inputs        # input name -> its value
@@ -197,6 +202,9 @@ class _Dot:
         self.buffers: dict[str, F.FVar] = {}      # a kernel's outputs (inner and outer names)
         self.kernel_of: dict[str, str] = {}       # DOT node -> the kernel box it is in
         self.current_kernel = ""
+        self.column_of: dict[str, tuple[int, int]] = {}   # DOT node -> (form, column)
+        self.column = (0, 0)
+        self.layout: list[str] = []       # rank constraints of the columns (invisible)
 
     def node_name(self, stmt: F.Stmt) -> str:
         return f"s{stmt.id}" if stmt.id else f"s_{id(stmt)}"
@@ -233,16 +241,65 @@ class _Dot:
         for stmt in block.stmts:
             self.stmt(stmt, indent, result and _is_result(stmt, block))
 
+    def columns(self, form: int, block: F.Block, indent: str) -> None:
+        """A form's body; a long one in columns of about `COLUMN_STATEMENTS` statements
+        (borderless clusters labelled `column k of n`, their first statements on one rank,
+        each column in program order), read as a newspaper's: a long chain fits the page's
+        width. Graphviz mostly keeps the columns left to right; the labels say the order."""
+        stmts = block.stmts
+        sizes = [len(list(_block_stmts(F.Block((stmt,), ())))) for stmt in stmts]
+        total = sum(sizes)
+        # (a fused program's kernels are boxes too wide and tall to stand side by side)
+        if total <= WRAP_AFTER or any(isinstance(stmt.op, F.Kernel) for stmt in stmts):
+            self.block(block, indent, result=True)
+            return
+        share = total / min(MAX_COLUMNS, -(-total // COLUMN_STATEMENTS))   # a column's
+        parts: list[list[F.Stmt]] = [[]]
+        done = 0
+        for stmt, size in zip(stmts, sizes):
+            if parts[-1] and done + size / 2 > share * len(parts):
+                parts.append([])
+            parts[-1].append(stmt)
+            done += size
+        tops: list[str] = []
+        for column, part in enumerate(parts):
+            self.column = (form, column)
+            self.lines.append(f"{indent}subgraph cluster_columns_{form}_{column} {{")
+            # Graphviz keeps the columns' order only mostly: each says which it is
+            self.lines.append(f'{indent}  graph [label="column {column + 1} of {len(parts)}", '
+                              'pencolor="transparent", fontcolor="#888888", fontsize=9];')
+            firsts = []                  # each statement's first node (a kernel's first)
+            for stmt in part:
+                known = set(self.column_of)
+                self.stmt(stmt, indent + "  ", _is_result(stmt, block))
+                firsts += [n for n in self.column_of if n not in known][:1]
+            self.lines.append(f"{indent}}}")
+            tops += firsts[:1]
+            self.layout += [f"  {a} -> {b} [style=invis];" for a, b in zip(firsts, firsts[1:])]
+        self.column = (0, 0)
+        self.lines.append(f"{indent}{{rank=same; " + "; ".join(tops) + ";}")
+        # Graphviz's crossing minimisation may still put the columns right to left; a second
+        # hint, an invisible node whose edges to the tops keep their order, helps in some of
+        # those cases and spoils others: written as a comment that `widgets.order_columns`
+        # turns on when the drawing came out in the wrong order
+        head = f"columns_{form}"
+        hint = [f'{head} [style=invis, shape=point, width=0, height=0, label="", ordering=out];'
+                ] + [f"{head} -> {top} [style=invis];" for top in tops]
+        self.lines += [f"{indent}{COLUMNS_HINT}{line}" for line in hint]
+
     def stmt(self, stmt: F.Stmt, indent: str, result: bool) -> None:
         name = self.node_name(stmt)
         self.kernel_of[name] = self.current_kernel
+        if not isinstance(stmt.op, F.Kernel):       # a kernel is a box, not a node
+            self.column_of[name] = self.column
         kind = representation_of(stmt, self.avoided, self.descriptors)
         targets = ", ".join(f"{t.name}: {F.show_rep(t.rep)}" for t in stmt.targets)
         op_text = _op_name(stmt.op)
         detail = "" if isinstance(stmt.op, (F.If, F.Loop)) else _short(print_op(stmt.op))
         if isinstance(stmt.op, F.Assert):
             detail = f"{stmt.op.kind}: {stmt.op.message}"
-        rows = [f"<b>#{stmt.id}&#160;{_h(op_text)}</b>"]
+        rows = [f"<b>{_h(op_text)}</b>" if self.compact else
+                f"<b>#{stmt.id}&#160;{_h(op_text)}</b>"]
         if targets:
             rows.append(_h(_short(targets)))
         if detail:
@@ -273,7 +330,8 @@ class _Dot:
             for k, inner in enumerate(_blocks(stmt.op)):
                 part = _block_name(stmt.op, k)
                 self.lines.append(f"{indent}subgraph cluster_{name}_{k} {{")
-                self.lines.append(f'{indent}  graph [label={_q(f"#{stmt.id} {part}")}, '
+                block_label = part if self.compact else f"#{stmt.id} {part}"
+                self.lines.append(f'{indent}  graph [label={_q(block_label)}, '
                                   'style="rounded", color="#999999", fontsize=10];')
                 if isinstance(stmt.op, F.Loop):
                     for p in stmt.op.params:
@@ -326,6 +384,8 @@ class _Dot:
                 continue
             seen.add((source, target))
             attrs = ['style=dashed', 'color="#b08c00"'] if used in self.descriptors else []
+            if self.column_of.get(source, (0, 0)) != self.column_of.get(target, (0, 0)):
+                attrs.append("constraint=false")        # from one column into another
             buffer = self.buffers.get(used)
             if buffer is not None and self._crosses(source, target):
                 attrs.append(f"label={_q(buffer.name + ': ' + F.show_rep(buffer.rep))}")
@@ -362,12 +422,14 @@ _LEGEND = ((GREEN, "regular"), (ORANGE, "irregular"), (GREY, "scalar / avoided")
 
 def flat_dot(stage: Stage, *, highlight: Iterable[int] = (), title: str | None = None,
              previous: str | None = None, values: Mapping[int, str] | None = None,
-             inputs: Mapping[str, str] | None = None, **_: Any) -> str:
+             inputs: Mapping[str, str] | None = None, compact: bool = False,
+             **_: Any) -> str:
     """The flat program as a graph: a node per statement coloured by its representation,
     segment descriptors as yellow notes, inputs on top; with `values` (statement id -> text)
-    and `inputs` (name -> text), each node also shows its value on real data."""
+    and `inputs` (name -> text), each node also shows its value on real data. `compact`
+    (slides): no `#id`s."""
     stage = _fused(stage)
-    dot = _Dot(stage, set(highlight), values or {}, inputs or {})
+    dot = _Dot(stage, set(highlight), values or {}, inputs or {}, compact)
     for k, form in enumerate(stage.program.forms):
         label = {"def": f"def {form.names[0] if form.names else ''}",
                  "let": "let " + ", ".join(form.names), "expr": "expression"}[form.kind]
@@ -377,13 +439,13 @@ def flat_dot(stage: Stage, *, highlight: Iterable[int] = (), title: str | None =
         for p in form.params:
             name = dot.input(p, "    ")
             dot.binder[p.name] = name
-        dot.block(form.body, "    ", result=True)
+        dot.columns(k, form.body, "    ")
         dot.lines.append("  }")
         if form.kind == "let":
             for name, atom in zip(form.names, form.body.result):
                 if isinstance(atom, F.FVar) and atom.name in dot.binder:
                     dot.binder[name] = dot.binder[atom.name]
-    edges = dot.finish()
+    edges = dot.finish() + dot.layout
     head = title or f"stage {stage.name}"
     if not stage.changed and previous:
         head += f" (unchanged from {previous})"
@@ -394,7 +456,7 @@ def flat_dot(stage: Stage, *, highlight: Iterable[int] = (), title: str | None =
              f"<tr>{legend}</tr></table>>")
     out = ["digraph flat {",
            f'  graph [rankdir=TB, fontname="{FONT}", fontsize=11, nodesep=0.25, ranksep=0.3,'
-           ' labeljust=l, labelloc=t, pad=0.1];',
+           ' newrank=true, labeljust=l, labelloc=t, pad=0.1];',
            f'  node [fontname="{FONT}", fontsize=11, margin="0.09,0.04", height=0.3,'
            ' penwidth=1, color="#555555"];',
            '  edge [color="#666666", arrowsize=0.6, penwidth=1];',

@@ -456,11 +456,11 @@ def _wrap(text: str, width: int = WRAP) -> list[str]:
     return lines
 
 
-def _label(node: GraphNode, type_text: str, extra: str) -> str:
+def _label(node: GraphNode, type_text: str, extra: str, compact: bool = False) -> str:
     text = f"{node.bound} = {node.text}" if node.bound else node.text
     # an ellipse is about 1.4 times as wide as its text: narrower lines keep it small
     lines = _wrap(text, WRAP - 8 if node.kind == "binder" else WRAP)
-    first = f'<b>#{node.id}&#160;</b>{_h(lines[0])}'
+    first = _h(lines[0]) if compact else f'<b>#{node.id}&#160;</b>{_h(lines[0])}'
     rows = [first, *(_h(line) for line in lines[1:])]
     small = [line for x in (type_text, extra) if x
              for line in textwrap.wrap(x, WRAP + 8, break_on_hyphens=False)[:MAX_LINES]]
@@ -476,10 +476,12 @@ _SHAPES = {"op": "box", "input": "invhouse", "binder": "ellipse", "guard": "box"
 
 def stage_dot(stage: Stage, *, highlight: Iterable[int] = (), known: set[int] | None = None,
               types: Mapping[int, T.Type] | None = None, title: str | None = None,
-              previous: str | None = None, run: Any = None) -> str:
+              previous: str | None = None, run: Any = None, compact: bool = False) -> str:
     """The DOT text of a stage. `types` stands in for the stage's own when it has none (the
     `parse` stage, drawn with the types of `typed` so that both have the same nodes). `run`
-    (a `viz.flat_run.FlatRun`) adds the values on real data to a flat program's nodes."""
+    (a `viz.flat_run.FlatRun`) adds the values on real data to a flat program's nodes.
+    `compact` (slides) leaves out the node ids and the types: a node shows its text and
+    what the stage knows about it."""
     if previous is None:
         previous = previous_stage(stage.name)
     if not isinstance(stage.program, ast.Program):      # a flat program (`flatten` on)
@@ -488,7 +490,7 @@ def stage_dot(stage: Stage, *, highlight: Iterable[int] = (), known: set[int] | 
         values = run.labels() if run is not None else None
         inputs = {n: format_flat(v, 8) for n, v in run.inputs.items()} if run else None
         return flat_dot(stage, highlight=highlight, title=title, values=values, inputs=inputs,
-                        previous=previous)
+                        previous=previous, compact=compact)
     use_types = stage.types or types or {}
     builder = _Builder(use_types)
     builder.forms(stage.program.forms)
@@ -521,14 +523,15 @@ def stage_dot(stage: Stage, *, highlight: Iterable[int] = (), known: set[int] | 
         t = use_types.get(node.id) if stage.types else None
         info = NodeInfo(node.id, node.kind, t, facts_of(ids), node.id not in source_ids)
         look = colouring.look(info)
-        type_text = T.show(t) if t is not None and node.kind != "guard" else ""
+        type_text = T.show(t) if t is not None and node.kind != "guard" and not compact \
+            else ""
         style = ["filled"]
         if node.kind == "op":
             style.append("rounded")
 
         if look.dashed:
             style.append("dashed")
-        attrs = [f"label={_label(node, type_text, look.extra)}",
+        attrs = [f"label={_label(node, type_text, look.extra, compact)}",
                  f"shape={_SHAPES.get(node.kind, 'box')}",
                  f'fillcolor="{look.fill}"', f'style="{",".join(style)}"']
         tooltip = _tooltip(node.span)
@@ -545,7 +548,8 @@ def stage_dot(stage: Stage, *, highlight: Iterable[int] = (), known: set[int] | 
             emit_node(name, indent)
         for sub in cluster.clusters:
             out.append(f"{indent}subgraph {sub.name} {{")
-            attrs = [f"label={_quote(sub.label)}", 'style="rounded"', 'color="#999999"',
+            label = sub.label.split(" ", 1)[1] if compact else sub.label    # no `#id`
+            attrs = [f"label={_quote(label)}", 'style="rounded"', 'color="#999999"',
                      "fontsize=10", f'fontname="{CODE_FONT}"']
             if sub.tooltip:
                 attrs.append(f"tooltip={_quote(sub.tooltip)}")
@@ -556,7 +560,10 @@ def stage_dot(stage: Stage, *, highlight: Iterable[int] = (), known: set[int] | 
     emit_cluster(builder.root, "  ")
     for (source, target), kind in builder.edges.items():
         if kind == "fn":
-            out.append(f'  {source} -> {target} [style=dashed, color="#7a7acc"];')
+            # no rank constraint: a function's body hangs beside the operation that takes
+            # it, and the data flow is a spine on the left, not one tall column
+            out.append(f'  {source} -> {target} [style=dashed, color="#7a7acc", '
+                       'constraint=false];')
         elif kind == "guard":
             out.append(f'  {source} -> {target} [style=dotted, arrowhead=tee];')
         else:

@@ -4,9 +4,11 @@
   nothing), then the stage's program printed like accel source (`lang.printer`). For analysis
   stages (once `stage.facts` has something) each form is preceded by `--` comment lines giving
   every binding's type and facts, so the text still parses back to the same program.
-- `source_listing(stage, ids)`: the source the stage came from with line numbers, and at the
-  end of each line the `#id`s of the graph nodes that start on it, so that a node can be
-  followed from the source to every stage's graph.
+- `source_listing(stage, ids)`: the source the stage came from with line numbers, and in a
+  margin column on the left the `#id`s of the graph nodes that start on each line (a few a
+  row, more on margin rows below it), so that a node can be followed from the source to
+  every stage's graph while the source lines stay as written (`listing_rows` gives the rows,
+  for the HTML view).
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from ..lang import types as T
 from ..lang.printer import print_form_wrapped
 from .graphs import node_ids
 
-LISTING_ID_COLUMN = 44     # where the ids start on a source listing line (at the latest)
+IDS_PER_ROW = 4            # node ids in one row of the listing's margin column
 
 
 def stage_header(stage: Stage, previous: str | None = None) -> str:
@@ -104,33 +106,56 @@ def _fact_comments(stage: Stage, form: ast.TopForm) -> list[str]:
 # ---------------------------------------------------------------- source listing
 
 def source_listing(stage: Stage, ids: Iterable[int] | None = None) -> str:
-    """The lines of the source(s) the stage's program came from, numbered, each followed by
-    the ids of the nodes starting there: those of `ids`, by default the nodes of the stage's
-    drawing (`graphs.node_ids`)."""
+    """The lines of the source(s) the stage's program came from, numbered, with the ids of
+    the nodes starting on each line in a margin column on the left: those of `ids`, by
+    default the nodes of the stage's drawing (`graphs.node_ids`).
+
+        -- cell[3]   (node ids on the left, as in the drawings)
+                       #289 #330    1 | def dists (xs: [][]f64) : []f64 =
+             #297 #299 #302 #303    2 |   let sq = map (\\r -> map (\\x -> x * x) r) xs
+                  #305 #306 #308      |
+    """
+    rows = listing_rows(stage, ids)
+    width = max((len(margin) for kind, margin, _, _ in rows if kind == "line"), default=0)
+    out: list[str] = []
+    for kind, margin, number, text in rows:
+        if kind == "source":
+            out.append(f"-- {text}" + ("   (node ids on the left, as in the drawings)"
+                                      if width else ""))
+        elif kind == "gap":
+            out.append("")
+        else:
+            shown = f"{number:>3}" if number else "   "
+            line = f"{margin.rjust(width)}{'  ' if width else ''}{shown} | {text}"
+            out.append(line.rstrip())
+    return "\n".join(out) + "\n"
+
+
+def listing_rows(stage: Stage, ids: Iterable[int] | None = None
+                 ) -> list[tuple[str, str, int, str]]:
+    """The rows of `source_listing`: (kind, margin ids, line number, text), kind `source` (a
+    source's name in text), `gap` (between sources) or `line` (a source line, number > 0, or
+    a margin row of more ids, number 0 and no text)."""
     wanted = set(ids) if ids is not None else set(node_ids(stage))
     starts: dict[tuple[int, int], list[int]] = {}     # (source, line) -> ids
     for node in stage.nodes():
-        if node.span is None or (wanted is not None and node.id not in wanted):
+        if node.span is None or node.id not in wanted:
             continue
-        key = (id(node.span.source), node.span.line)
-        starts.setdefault(key, [])
-        if node.id not in starts[key]:
-            starts[key].append(node.id)
-    out: list[str] = []
+        found = starts.setdefault((id(node.span.source), node.span.line), [])
+        if node.id not in found:
+            found.append(node.id)
+    rows: list[tuple[str, str, int, str]] = []
     for source, first, last in _source_ranges(stage.source):
-        if len(out):
-            out.append("")
-        out.append(f"-- {source.name}")
-        texts = [source.line_text(n) for n in range(first, last + 1)]
-        column = min(LISTING_ID_COLUMN, max((len(t) for t in texts), default=0) + 2)
-        for number, text in zip(range(first, last + 1), texts):
-            found = sorted(starts.get((id(source), number), []))
-            line = f"{number:>3} | {text}"
-            if found:
-                pad = max(1, column - len(text))
-                line += " " * pad + " ".join(f"#{i}" for i in found)
-            out.append(line.rstrip())
-    return "\n".join(out) + "\n"
+        if rows:
+            rows.append(("gap", "", 0, ""))
+        rows.append(("source", "", 0, source.name))
+        for number in range(first, last + 1):
+            found = [f"#{i}" for i in sorted(starts.get((id(source), number), []))]
+            chunks = [" ".join(found[k:k + IDS_PER_ROW])
+                      for k in range(0, len(found), IDS_PER_ROW)] or [""]
+            rows.append(("line", chunks[0], number, source.line_text(number)))
+            rows.extend(("line", chunk, 0, "") for chunk in chunks[1:])
+    return rows
 
 
 def _source_ranges(program: ast.Program) -> list[tuple[Any, int, int]]:

@@ -11,10 +11,18 @@ Each view is one mime bundle, sent by the kernel as one `display_data`:
 
 The metadata carries the DOT of every drawing: `{"accel/dot": {STAGE: DOT, ...}}` (for `%step`,
 the stage's DOT with all its changed nodes highlighted).
+
+Drawings fit the notebook's width: a drawing is laid out top to bottom, and when that is tall
+and narrow also left to right, and the one shorter on a page `NOTEBOOK_WIDTH_PT` wide is kept
+(`fit_width`; a `%step` decides once, on its summary drawing, so that the frames do not turn
+while the slider moves); the HTML scales a drawing wider than the page down to its width.
+`compact=True` (`%stages --compact`, for slides) draws without node ids and types and leaves
+out the source listing.
 """
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -24,13 +32,15 @@ from ..passes.base import Step
 from .flat_run import format_flat
 from .graphs import node_ids, stage_dot
 from .render import HINT, RenderError, render_svg
-from .text import source_listing, stage_header, stage_text
+from .text import listing_rows, source_listing, stage_header, stage_text
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 _CSS = ("<style>.accel-stage pre{font-size:12px;line-height:1.3;margin:4px 0}"
         ".accel-stage .accel-note{color:#555;font-style:italic;margin:4px 0}"
         ".accel-graph{overflow-x:auto;max-width:100%}"
+        ".accel-graph svg{max-width:100%;height:auto}"
+        ".accel-listing .accel-ids{color:#8a8a8a}"
         ".accel-steps td{font-family:monospace;font-size:12px;padding:1px 6px;"
         "text-align:left;vertical-align:top}</style>")
 
@@ -47,6 +57,7 @@ class StageView:
     problem: str          # the hint or the render error when svg is None
     text: str
     listing: str
+    listing_html: str = ""
 
 
 def typed_types(stages: Sequence[Stage]) -> dict[int, T.Type]:
@@ -57,25 +68,34 @@ def typed_types(stages: Sequence[Stage]) -> dict[int, T.Type]:
     return {}
 
 
-def stage_views(stages: Sequence[Stage], title: str = "") -> list[StageView]:
+def stage_views(stages: Sequence[Stage], title: str = "",
+                compact: bool = False) -> list[StageView]:
     """Every stage, drawn; a stage that changed nothing is not drawn again."""
-    return [stage_view(stages, index, title, draw=stage.changed)
+    return [stage_view(stages, index, title, draw=stage.changed, compact=compact)
             for index, stage in enumerate(stages)]
 
 
 def stage_view(stages: Sequence[Stage], index: int, title: str = "",
-               draw: bool = True) -> StageView:
+               draw: bool = True, compact: bool = False) -> StageView:
     """Stage `index` of a pipeline's stages (the others give its predecessor's name and the
     types the `parse` stage is drawn with)."""
     stage = stages[index]
     types = typed_types(stages)
     previous = stages[index - 1].name if index else None
     label = f"stage {stage.name}" + (f" · {title}" if title else "")
-    dot = stage_dot(stage, types=types, previous=previous, title=label)
-    svg, problem = try_render(dot) if draw else (None, "")
+    dot = stage_dot(stage, types=types, previous=previous, title=label, compact=compact)
+    svg, problem = (None, "")
+    if draw:
+        dot = with_hint(dot, order_columns(dot))
+        dot = with_rankdir(dot, fit_width(dot))
+        svg, problem = try_render(dot)
+    if compact:
+        listing = listing_html = ""
+    else:
+        ids = node_ids(stage, types)
+        listing, listing_html = source_listing(stage, ids), _listing_html(stage, ids)
     return StageView(stage.name, stage_header(stage, previous), stage.changed, previous, dot,
-                     svg, problem, stage_text(stage, previous),
-                     source_listing(stage, node_ids(stage, types)))
+                     svg, problem, stage_text(stage, previous), listing, listing_html)
 
 
 def try_render(dot: str) -> tuple[str | None, str]:
@@ -86,6 +106,72 @@ def try_render(dot: str) -> tuple[str | None, str]:
     return svg, "" if svg is not None else HINT
 
 
+# ---------------------------------------------------------------- fitting the page
+
+NOTEBOOK_WIDTH_PT = 720     # a JupyterLab output area, about 960 px
+SMALLEST_SCALE = 0.6        # a drawing shrunk more than this to fit is hard to read
+
+
+def svg_size(svg: str) -> tuple[float, float] | None:
+    """The (width, height) in points Graphviz wrote on the `<svg>` element."""
+    found = re.search(r'<svg[^>]*?width="([\d.]+)pt"[^>]*?height="([\d.]+)pt"', svg)
+    return (float(found.group(1)), float(found.group(2))) if found else None
+
+
+def with_rankdir(dot: str, rankdir: str) -> str:
+    """The DOT laid out `TB` (top to bottom, as `stage_dot` writes it) or `LR`."""
+    return dot.replace("rankdir=TB", f"rankdir={rankdir}", 1)
+
+
+def order_columns(dot: str) -> bool:
+    """Whether a flat drawing in columns (`flat_views.columns`) needs its second hint to show
+    them left to right, in program order (False when it has no columns or no renderer)."""
+    from .flat_views import COLUMNS_HINT
+
+    def in_order(text: str) -> bool | None:
+        try:
+            svg = render_svg(text)
+        except RenderError:
+            return None
+        found = re.findall(r'<text[^>]*? x="([-\d.]+)"[^>]*>column (\d+) of \d+</text>',
+                           svg or "")
+        xs = [float(x) for x, _ in sorted(found, key=lambda f: int(f[1]))]
+        return xs == sorted(xs) if xs else None
+
+    if COLUMNS_HINT not in dot or in_order(dot) is not False:
+        return False
+    return bool(in_order(with_hint(dot, True)))
+
+
+def with_hint(dot: str, on: bool) -> str:
+    from .flat_views import COLUMNS_HINT
+    return dot.replace(COLUMNS_HINT, "") if on else dot
+
+
+def fit_width(dot: str, width: float = NOTEBOOK_WIDTH_PT) -> str:
+    """`TB` or `LR`: the layout whose drawing is shorter on a page `width` points wide (a
+    drawing wider than the page is scaled down to it, but never below `SMALLEST_SCALE`).
+    Only a tall, narrow drawing is laid out a second time; without a renderer, `TB`."""
+    try:
+        tall = render_svg(dot)
+    except RenderError:
+        return "TB"
+    size = svg_size(tall) if tall else None
+    if size is None or size[1] <= 1.3 * size[0] or size[0] >= width:
+        return "TB"
+    try:
+        wide = render_svg(with_rankdir(dot, "LR"))
+    except RenderError:
+        return "TB"
+    other = svg_size(wide) if wide else None
+    if other is None or other[0] * SMALLEST_SCALE > width:
+        return "TB"
+
+    def shown_height(w: float, h: float) -> float:
+        return h * min(1.0, width / w)
+    return "LR" if shown_height(*other) < shown_height(*size) else "TB"
+
+
 # ---------------------------------------------------------------- HTML pieces
 
 def _e(text: str) -> str:
@@ -93,9 +179,18 @@ def _e(text: str) -> str:
 
 
 def graph_html(svg: str | None, problem: str) -> str:
+    """A drawing in HTML. Where the HTML is sanitized (an untrusted notebook in JupyterLab
+    drops `<svg>` but keeps its text), the container's zero font size hides the drawing's
+    loose words; Graphviz gives every `<text>` its own size, so a drawing shows as drawn."""
     if svg is None:
         return f'<div class="accel-note">({_e(problem)})</div>' if problem else ""
-    return f'<div class="accel-graph">{svg}</div>'
+    return f'<div class="accel-graph" style="font-size:0px">{svg}</div>'
+
+
+def drawing_html(svg: str) -> str:
+    """One drawing as HTML that fits the page (`%show`): JupyterLab draws `image/svg+xml` at
+    its natural size, however wide."""
+    return _CSS + graph_html(svg, "")
 
 
 def view_html(view: StageView, with_listing: bool = True) -> str:
@@ -105,11 +200,31 @@ def view_html(view: StageView, with_listing: bool = True) -> str:
                 "</div></div>")
     parts = ['<div class="accel-stage">', graph_html(view.svg, view.problem),
              f"<pre>{_e(view.text)}</pre>"]
-    if with_listing:
+    if with_listing and view.listing:
         parts.append(f"<details><summary>source lines and node ids</summary>"
-                     f"<pre>{_e(view.listing)}</pre></details>")
+                     f"{view.listing_html or '<pre>' + _e(view.listing) + '</pre>'}"
+                     "</details>")
     parts.append("</div>")
     return "".join(parts)
+
+
+def _listing_html(stage: Stage, ids: Any) -> str:
+    """The source listing as HTML: the ids in a grey margin column, the source lines as
+    written (each line's ids also on hover)."""
+    rows = listing_rows(stage, ids)
+    width = max((len(margin) for kind, margin, _, _ in rows if kind == "line"), default=0)
+    out = []
+    for kind, margin, number, text in rows:
+        if kind == "source":
+            out.append(f"-- {_e(text)}")
+        elif kind == "gap":
+            out.append("")
+        else:
+            shown = f"{number:>3}" if number else "   "
+            hover = f' title="node ids: {_e(margin)}"' if margin else ""
+            out.append(f'<span class="accel-ids">{_e(margin.rjust(width))}</span>'
+                       f"{'  ' if width else ''}<span{hover}>{shown} | {_e(text)}</span>")
+    return '<pre class="accel-listing">' + "\n".join(out) + "</pre>"
 
 
 def stages_html(views: Sequence[StageView]) -> str:
@@ -151,6 +266,7 @@ class StepFrames:
     previous: Stage | None
     types: dict[int, T.Type]
     run: Any = None
+    compact: bool = False          # no node ids and types in the drawings (slides)
 
     @property
     def analysis(self) -> bool:
@@ -173,19 +289,21 @@ class StepFrames:
         if self.analysis:
             known = self.known(k - 1 if side == "before" else k)
             return stage_dot(self.stage, highlight=self.touched(step), known=known,
-                             types=self.types, title=title)
+                             types=self.types, title=title, compact=self.compact)
         if side == "before":
             base = self.previous or self.stage
-            return stage_dot(base, highlight={step.node}, types=self.types, title=title)
+            return stage_dot(base, highlight={step.node}, types=self.types, title=title,
+                             compact=self.compact)
         return stage_dot(self.stage, highlight=self.touched(step), types=self.types,
-                         title=self._title(title), run=self.run)
+                         title=self._title(title), run=self.run, compact=self.compact)
 
     def summary_dot(self) -> str:
         ids: set[int] = set()
         for step in self.stage.steps:
             ids |= self.touched(step)
+        title = self._title(f"{self.stage.name}: every node its steps changed")
         return stage_dot(self.stage, highlight=ids, types=self.types, run=self.run,
-                         title=self._title(f"{self.stage.name}: every node its steps changed"))
+                         compact=self.compact, title=title)
 
     def _title(self, title: str) -> str:
         return title if self.run is None else f"{title} · {self.run.counters_line()}"
@@ -224,15 +342,17 @@ def step_text(step: Step, k: int, total: int) -> str:
 
 
 def steps_html(stage: Stage) -> str:
-    rows = []
+    """The table of steps. Its cells carry their alignment inline: where the HTML is
+    sanitized (an untrusted notebook) the `<style>` goes, and JupyterLab right-aligns cells."""
+    def row(cells: Sequence[str]) -> str:
+        return "<tr>" + "".join(f'<td style="text-align:left;vertical-align:top">{c}</td>'
+                                for c in cells) + "</tr>"
+    rows = [row(["#", "rule", "node", "where", "before", "", "after", "note"])]
     for k, step in enumerate(stage.steps, start=1):
         where = step.span.location() if step.span is not None else ""
-        rows.append(f"<tr><td>{k}</td><td>{_e(step.rule)}</td><td>#{step.node}</td>"
-                    f"<td>{_e(where)}</td><td>{_e(step.before)}</td><td>→</td>"
-                    f"<td>{_e(step.after)}</td><td>{_e(step.note)}</td></tr>")
-    return ('<table class="accel-steps"><tr><td>#</td><td>rule</td><td>node</td>'
-            "<td>where</td><td>before</td><td></td><td>after</td><td>note</td></tr>"
-            + "".join(rows) + "</table>")
+        rows.append(row([str(k), _e(step.rule), f"#{step.node}", _e(where), _e(step.before),
+                         "→", _e(step.after), _e(step.note)]))
+    return '<table class="accel-steps">' + "".join(rows) + "</table>"
 
 
 def step_bundle(frames: StepFrames,
@@ -244,6 +364,13 @@ def step_bundle(frames: StepFrames,
     import ipywidgets as widgets
     steps = frames.stage.steps
     total = len(steps)
+    summary = frames.summary_dot()
+    hint = order_columns(summary)           # one layout for every frame: they do not turn
+    rankdir = fit_width(with_hint(summary, hint))
+    summary = with_rankdir(with_hint(summary, hint), rankdir)
+
+    def draw(dot: str) -> tuple[str | None, str]:
+        return render(with_rankdir(with_hint(dot, hint), rankdir))
     slider = widgets.IntSlider(value=1, min=1, max=total, description="step",
                                continuous_update=False,
                                layout=widgets.Layout(width="60%"))
@@ -258,7 +385,7 @@ def step_bundle(frames: StepFrames,
     def show(_: Any = None) -> None:
         k = slider.value
         info.value = f"<pre>{_e(frames.header() + frames.text(k))}</pre>"
-        svg, problem = render(frames.dot(k, side.value))
+        svg, problem = draw(frames.dot(k, side.value))
         graph.value = _CSS + graph_html(svg, problem)
 
     slider.observe(show, names="value")
@@ -266,7 +393,6 @@ def step_bundle(frames: StepFrames,
     show()
     box = widgets.VBox([widgets.HBox([play, slider]), side, info, graph])
 
-    summary = frames.summary_dot()
     data = dict(box._repr_mimebundle_())
     data["text/html"] = step_html(frames, render(summary))
     data["text/plain"] = frames.header() + "\n".join(

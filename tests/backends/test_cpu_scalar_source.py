@@ -27,6 +27,7 @@ from accel_kernel.backends.numpy.scalar_code import LaneEvaluator
 from accel_kernel.backends.numpy.values import Segs
 from accel_kernel.ir import flat as F
 from accel_kernel.lang import ast
+from accel_kernel.lang import scalar_ops as table
 from accel_kernel.lang.errors import AccelError, AccelIndexError, DivisionByZero, SizeError
 from accel_kernel.lang.printer import print_expr, print_pattern
 from accel_kernel.lang.source import Span
@@ -37,8 +38,7 @@ from .test_numpy_build import at, fn, src
 numba = pytest.importorskip("numba")
 
 PROGRAMS = Path(__file__).resolve().parent.parent / "programs"
-NUMPY_TYPES = {"bool": np.bool_, "i32": np.int32, "i64": np.int64, "f32": np.float32,
-               "f64": np.float64}
+NUMPY_TYPES = table.DTYPES
 EDGES = {
     "bool": [False, True],
     "i64": [0, 1, -1, 2, -2, 3, -7, 7, 10, 63, 64, -64, 2 ** 62, -2 ** 63, 2 ** 63 - 1],
@@ -47,6 +47,10 @@ EDGES = {
             1e20, -3e19, 0.1, 1e-310],
 }
 EDGES["f32"] = EDGES["f64"]
+for _t in ("i8", "i16", *table.UNSIGNED):       # 0, 1, the ends of the range and the width
+    _low, _high = table.int_range(_t)
+    EDGES[_t] = sorted({0, 1, 2, 7, table.BITS[_t] - 1, table.BITS[_t], _low, _high,
+                        _high // 2, _high // 2 + 1} | ({-1, -7} if _low < 0 else set()))
 LANES = 40
 TRANSCENDENTAL = {"exp", "log", "sin", "cos", "tan", "atan2"}
 
@@ -91,8 +95,9 @@ def column(t, n: int, rng: np.random.Generator, ints: tuple[int, int] = (-8, 9),
     k = n - len(edges)
     if t == "bool":
         rest = list(rng.integers(0, 2, k).astype(bool))
-    elif t in ("i32", "i64"):
-        rest = list(rng.integers(*ints, k))
+    elif t in table.INTS:
+        low, high = table.int_range(t)
+        rest = list(rng.integers(max(ints[0], low), min(ints[1], high + 1), k))
     else:
         rest = list(np.round(rng.normal(0, 10, k), 2))
     values = edges + rest
@@ -202,8 +207,7 @@ def numba_type_name(nb_type) -> Any:
     if isinstance(nb_type, numba.types.BaseTuple):
         return tuple(numba_type_name(t) for t in nb_type.types)
     nb_type = numba.types.unliteral(nb_type)      # a constant result is typed Literal[...]
-    return {"bool": "bool", "int32": "i32", "int64": "i64", "float32": "f32",
-            "float64": "f64"}[str(nb_type)]
+    return table.scalar_type(np.dtype(str(nb_type)))
 
 
 def check_cases(cases: list[Case], seed: int) -> int:

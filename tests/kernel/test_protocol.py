@@ -24,7 +24,8 @@ class AccelKernelTests(jkt.KernelTests):
     # code_hello_world and code_stderr stay unset and those two tests are skipped.
 
     completion_samples = [
-        {"text": "red", "matches": {"reduce", "reduce_by_index"}},
+        {"text": "red", "matches": {"reduce", "reduce_by_index", "reduce_by_index_2d",
+                                    "reduce_comm"}},
         {"text": "zipW", "matches": {"zipWithSeq"}},
         {"text": "let ys = map proto_sq", "matches": {"proto_square"}},   # a user def
     ]

@@ -102,6 +102,21 @@ def test_stages_sends_a_widget_and_a_static_copy(ctx):
     assert tab.titles == ("parse", "typed", "regularity") and tab.selected_index == 2
 
 
+def test_compact_views_for_slides(ctx):
+    """`--compact`: drawings without node ids and types, and no source listing."""
+    out = run("%stages --compact rowsums", ctx)
+    (bundle,) = out.displays
+    assert "<h4>regularity</h4>" in bundle["text/html"]
+    assert "node ids" not in bundle["text/html"] and "<b>#" not in out.metadata_of(0)[
+        "accel/dot"]["regularity"]
+    if shutil.which("dot"):
+        assert len(run("%show --compact regularity rowsums", ctx).displays) == 1   # no listing
+    def step_dot(line: str) -> str:
+        return run(line, ctx).metadata_of(0)["accel/dot"]["regularity"]
+    assert "<b>#" in step_dot("%step regularity rowsums")
+    assert "<b>#" not in step_dot("%step --compact regularity rowsums")
+
+
 def test_stages_defaults_to_the_last_def(ctx):
     (bundle,) = run("%stages", ctx).displays
     assert "rowsums" in bundle["text/plain"]

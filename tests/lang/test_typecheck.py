@@ -293,7 +293,9 @@ BUILTIN_USES = [
     ("atan2", "atan2 1.0 2.0", "f64"), ("floor", "floor 2.5", "f64"),
     ("ceil", "ceil 2.5f32", "f32"), ("round", "round 2.5", "f64"), ("pi", "pi", "f64"),
     ("i32", "i32 2.7", "i32"), ("i64", "i64 true", "i64"), ("f32", "f32 3", "f32"),
-    ("f64", "f64 3i32", "f64"),
+    ("f64", "f64 3i32", "f64"), ("i8", "i8 300", "i8"), ("i16", "i16 2.5f32", "i16"),
+    ("u8", "u8 (-1)", "u8"), ("u16", "u16 7u8", "u16"), ("u32", "u32 true", "u32"),
+    ("u64", "u64 1.5", "u64"),
     ("select", "select true [1] [2]", "[]i64"),
     ("zero", "zero + 1.0", "f64"), ("one", "one * 2i32", "i32"),
     ("lowest", "max lowest 1", "i64"), ("highest", "min highest 1.0f32", "f32"),
@@ -337,7 +339,7 @@ def test_builtin_misuse_is_a_type_error(text):
 
 def test_constraint_errors():
     err = fails("true + 1")
-    assert err.message == "`+` expects numeric operands (i32, i64, f32 or f64), got bool"
+    assert err.message == "`+` expects numeric operands (integers or f32 or f64), got bool"
     assert at(err) == (1, 1)
     err = fails("1 + 1.0")
     assert err.message == "`+` expects operands of the same type, got i64 and f64"

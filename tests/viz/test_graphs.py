@@ -304,11 +304,39 @@ def test_source_listing_shows_node_ids_per_line(fake_passes):
     listing = text.source_listing(stage)
     length = find(stage, ast.Apply, lambda a: a.fn == ast.Var("length"))
     lines = listing.splitlines()
-    assert lines[0] == "-- cell[1]"
-    (line3,) = [ln for ln in lines if ln.startswith("  3 |")]
-    assert line3.startswith("  3 |   let n = length v") and f"#{length.id}" in line3
-    assert f"#{find(stage, ast.Def).id}" in [ln for ln in lines if ln.startswith("  2 |")][0]
-    assert not any(ln.startswith("  1 |") for ln in lines)   # `let v` is not the target
+    assert lines[0] == "-- cell[1]   (node ids on the left, as in the drawings)"
+    # the ids are a margin column on the left; the source lines stay as written
+    rows = {int(m.group(2)): (m.group(1).split(), m.group(3))
+            for m in (re.match(r"^([ #\d]*?)\s*(\d+) \| (.*)$", ln) for ln in lines[1:]) if m}
+    margin3, text3 = rows[3]
+    assert text3 == "  let n = length v" and f"#{length.id}" in margin3
+    assert f"#{find(stage, ast.Def).id}" in rows[2][0]
+    assert 1 not in rows                                     # `let v` is not the target
+    column = {ln.index("|") for ln in lines[1:] if "|" in ln}
+    assert len(column) == 1                                  # one margin width for all rows
+    # more ids than fit one margin row go on margin rows below the line, with no source
+    def margin_ids(line: str) -> list[str]:
+        return re.findall(r"#\d+", line.split("|")[0])
+    more = [ln for ln in lines[1:] if re.match(r"^ *#\d+( #\d+)* +\|$", ln)]
+    assert all(len(margin_ids(ln)) <= text.IDS_PER_ROW for ln in lines[1:])
+    shown = [i for ln in lines[1:] for i in margin_ids(ln)]
+    assert len(shown) == len(set(shown)) == len(set(re.findall(r"#\d+", listing)))
+    assert more or all(len(ids) < text.IDS_PER_ROW for ids, _ in rows.values())
+
+
+def test_compact_drawings_have_no_ids_and_no_types(fake_passes):
+    stages = by_name(stages_of(SMVM, "smvm"))
+    full = stage_dot(stages["typed"])
+    small = stage_dot(stages["typed"], compact=True)
+    length = find(stages["typed"], ast.Apply, lambda a: a.fn == ast.Var("length"))
+    assert f"<b>#{length.id}&#160;</b>n = length v" in node_line(full, length.id)
+    assert "label=<n = length v" in node_line(small, length.id)
+    assert ">i64</font>" in node_line(full, length.id)
+    assert "</font>" not in node_line(small, length.id)              # no type line
+    assert not re.search(r'label="#\d+ ', small)                     # nor in cluster labels
+    from accel_kernel.viz.widgets import stage_views
+    views = stage_views(list(stages.values()), title="smvm", compact=True)
+    assert all(view.listing == "" for view in views)                  # no source listing
 
 
 def test_no_renderer_gives_text_and_hint(fake_passes, monkeypatch):

@@ -7,7 +7,10 @@ Each function takes `Val`s (typed Python expressions, `python_code.py`) and give
 writing statements into a `FunctionWriter` where one expression is not enough. What numba
 does differently from accel, and how the code here corrects it:
 
-- int32 arithmetic is done in int64: i32 results are wrapped back with `np.int32(...)`;
+- arithmetic on the integer types narrower than 64 bits (`i8 i16 i32 u8 u16 u32`) is done in
+  int64 or uint64: results are wrapped back with `np.int32(...)` (`np.uint8(...)`, ...); their
+  literals are written typed (`np.uint8(3)`), and so are u64's (`np.uint64(3)`: numba types a
+  uint64 with an int64 as float64);
 - int64 `+ - *` are emitted with LLVM's `nsw` flag (signed overflow is undefined, and LLVM
   then rewrites `max 0 (n - 2)` as if it could not wrap): they are done in uint64 and cast
   back, `np.int64(np.uint64(a) + np.uint64(b))`, which wraps;
@@ -15,7 +18,8 @@ does differently from accel, and how the code here corrects it:
   and the remainder given the dividend's sign; `x // -1` gives 0 for the lowest int64, so
   that divisor is negation;
 - float `/` by zero raises ZeroDivisionError under numba's default error model: `np.divide`;
-- shifts by the width or more are undefined in LLVM: amounts are clamped;
+- shifts by the width or more are undefined in LLVM: amounts are clamped (`>>` on unsigned
+  types is logical: 0 past the width);
 - `min`/`max` of floats follow numpy (NaN propagates, equal operands give the second);
 - float to int conversion of NaN, infinities and values out of range is undefined: done as
   numpy does (0, and modulo 2**64).
@@ -25,7 +29,7 @@ from __future__ import annotations
 import math
 
 from ...lang import scalar_ops as table
-from ...lang.scalar_ops import BINARY_OPS, BITS, FLOATS, INTS, ScalarError
+from ...lang.scalar_ops import BINARY_OPS, BITS, FLOATS, INTS, UNSIGNED, ScalarError
 from ...lang.source import Span
 from .python_code import (ATOM, COMPARE, NOT, NUMPY, SUM, TERNARY, UNARY, Dialect,
                           FunctionWriter, Val, call, infix, operand)
@@ -51,8 +55,8 @@ def literal(value: bool | int | float, type: str) -> Val:
         return Val("True" if value else "False", "bool", ATOM, True)
     if type in INTS:
         number = table.wrap(int(value), type)
-        if type == "i32":
-            return Val(f"np.int32({number})", type, ATOM, True)
+        if type != "i64":
+            return Val(f"{NUMPY_TYPES[type]}({number})", type, ATOM, True)
         return Val(str(number), type, UNARY if number < 0 else ATOM, True)
     number = float(value)
     if math.isnan(number):
@@ -79,8 +83,8 @@ def zero_code(type: str) -> str:
 def int_constant(val: Val) -> int | None:
     """The value of an integer literal, None for anything else."""
     code = val.code
-    if code.startswith("np.int32(") and code.endswith(")"):
-        code = code[len("np.int32("):-1]
+    if val.type in INTS and code.startswith(f"{NUMPY_TYPES[val.type]}(") and code.endswith(")"):
+        code = code[len(NUMPY_TYPES[val.type]) + 1:-1]
     try:
         return int(code)
     except ValueError:
@@ -88,16 +92,17 @@ def int_constant(val: Val) -> int | None:
 
 
 def wrap(val: Val) -> Val:
-    """An integer result back in its accel type (numba computes int32 in int64)."""
-    if val.type == "i32":
-        return call("np.int32", [val], "i32")
+    """An integer result back in its accel type (numba computes int32 in int64, uint8 in
+    uint64, ...)."""
+    if val.type in INTS and val.type != "i64":
+        return call(NUMPY_TYPES[val.type], [val], val.type)
     return val
 
 
 def wrapping(op: str, a: Val, b: Val, dialect: Dialect = NUMPY) -> Val:
     """`a op b` for `+ - *` on integers, wrapping around (see the module docstring)."""
-    if a.type == "i32":
-        return wrap(infix(a, op, b, "i32"))
+    if a.type != "i64":       # narrower types: computed in 64 bits; u64: wraps in numba
+        return wrap(infix(a, op, b, a.type)) if a.type != "u64" else infix(a, op, b, "u64")
     left = a.unsigned or dialect.call("uint64", [a], "u64")
     right = b.unsigned or dialect.call("uint64", [b], "u64")
     unsigned = infix(left, op, right, "u64")
@@ -161,6 +166,9 @@ def _int_div(w: FunctionWriter, op: str, a: Val, b: Val, error: ScalarError,
         return literal(0, a.type)
     a, b = operands
     q = w.fresh("quotient")
+    if a.type in UNSIGNED:        # no signs: // is accel's /
+        w.emit(f"{q} = {operand(a, SUM)} // {operand(b, SUM, True)}")
+        return wrap(Val(q, a.type, ATOM, True))
     if a.type == "i64" and int_constant(b) is None:
         w.emit(f"{q} = -{operand(a, UNARY, True)} if {b.code} == -1 "
                f"else {operand(a, SUM)} // {operand(b, SUM, True)}  "
@@ -181,6 +189,8 @@ def _int_rem(w: FunctionWriter, op: str, a: Val, b: Val, error: ScalarError,
     a, b = operands
     r = w.fresh("remainder")
     w.emit(f"{r} = {operand(a, SUM)} % {operand(b, SUM, True)}")
+    if a.type in UNSIGNED:        # no signs: % is accel's %
+        return wrap(Val(r, a.type, ATOM, True))
     return _corrected(w, r, a.type, f"{r} != 0 and ({r} < 0) != ({a.code} < 0):  "
                       f"# % takes the divisor's sign, accel the dividend's",
                       f"{r} -= {operand(b, SUM, True)}")
@@ -202,7 +212,8 @@ def _int_pow(w: FunctionWriter, op: str, a: Val, n: Val, error: ScalarError,
     power, base, e = w.fresh("power"), w.fresh("base"), w.fresh("e")
     w.emit(f"{power} = {one}")
     w.emit(f"{base} = {a.code}")
-    if exponent is not None and exponent > 0:
+    negative = a.type not in UNSIGNED and (exponent is None or exponent < 0)
+    if not negative:
         w.emit(f"{e} = {n.code}")
     else:
         w.emit(f"{e} = {n.code} if {n.code} >= 0 else -({n.code} + 1)  "
@@ -214,7 +225,7 @@ def _int_pow(w: FunctionWriter, op: str, a: Val, n: Val, error: ScalarError,
             w.emit(f"{power} = {wrapping('*', Val(power, a.type), Val(base, a.type), w.dialect).code}")
         w.emit(f"{base} = {wrapping('*', Val(base, a.type), Val(base, a.type), w.dialect).code}")
         w.emit(f"{e} >>= 1")
-    if exponent is None or exponent < 0:
+    if negative:
         w.emit(f"if {n.code} < 0:  # x ** n for n < 0 is 1 / x ** -n in integer division")
         with w.indented():
             w.emit(f"{power} = {wrapping('*', Val(power, a.type), a, w.dialect).code}")
@@ -226,22 +237,22 @@ def _int_pow(w: FunctionWriter, op: str, a: Val, n: Val, error: ScalarError,
 
 def _shift(w: FunctionWriter, op: str, a: Val, n: Val, error: ScalarError,
            span: Span | None) -> Val:
-    bits = BITS[a.type]
+    bits, t = BITS[a.type], a.type
     amount = int_constant(n)
-    if amount is None or amount < 0:
+    if t not in UNSIGNED and (amount is None or amount < 0):
         n = w.atom(n, "amount")
         w.check(f"{operand(n, COMPARE)} < 0", error.kind, error.message, span, [n.code])
-    if op == ">>":       # arithmetic: past the width, 0 or -1 like a shift by width - 1
-        clamped = (Val(str(min(amount, bits - 1)), n.type) if amount is not None
-                   else Val(f"min({n.code}, {bits - 1})", n.type))
-        return wrap(infix(a, ">>", clamped, a.type))
+    if op == ">>" and t not in UNSIGNED:   # arithmetic: past the width, 0 or -1 like a shift
+        clamped = (literal(min(amount, bits - 1), n.type) if amount is not None   # by width - 1
+                   else Val(f"min({n.code}, {literal(bits - 1, n.type).code})", n.type))
+        return wrap(infix(a, ">>", clamped, t))
     if amount is not None:
         if amount >= bits:
-            return literal(0, a.type)
-        return wrap(infix(a, "<<", Val(str(amount), n.type), a.type))
-    shifted = wrap(infix(a, "<<", n, a.type))
-    return Val(f"{operand(shifted, TERNARY, True)} if {n.code} < {bits} "
-               f"else {zero_code(a.type)}", a.type, TERNARY)
+            return literal(0, t)
+        return wrap(infix(a, op, literal(amount, n.type), t))
+    shifted = wrap(infix(a, op, n, t))
+    return Val(f"{operand(shifted, TERNARY, True)} if {n.code} < {literal(bits, n.type).code} "
+               f"else {zero_code(t)}", t, TERNARY)
 
 
 # the integer rules numpy's own functions do not give (`numpy_exact` in the table)
@@ -255,6 +266,8 @@ def unary(op: str, a: Val) -> Val:
         raise ValueError(f"unary {op} is not defined on {a.type}")
     if a.type == "bool":
         return Val(f"not {operand(a, NOT)}", "bool", NOT)
+    if op == "-" and a.type in UNSIGNED:      # 0 - a, wrapping
+        return wrapping("-", literal(0, a.type), a)
     python = "-" if op == "-" else "~"
     return wrap(Val(f"{python}{operand(a, UNARY, True)}", a.type, UNARY))
 
@@ -286,6 +299,8 @@ def function(w: FunctionWriter, name: str, args: list[Val]) -> Val:
         isnan = w.dialect.call("isnan", [a], "bool").code
         return Val(f"{a.code} if {a.code} {test} {b.code} or {isnan} "
                    f"else {b.code}", a.type, TERNARY)
+    if name == "abs" and args[0].type in UNSIGNED:
+        return args[0]
     return wrap(call(name, args, args[0].type))       # Python's min, max, abs on integers
 
 
@@ -294,7 +309,7 @@ def _as_float(a: Val) -> Val:
 
 
 def convert(w: FunctionWriter, target: str, a: Val) -> Val:
-    """`i32 i64 f32 f64`: integers wrap, floats truncate toward zero, NaN and infinities
+    """The conversions (`i32 u8 f64 ...`): integers wrap, floats truncate toward zero, NaN and infinities
     give 0, floats beyond the i64 range are reduced modulo 2**64 (as `scalar_ops.convert`)."""
     if a.type == target:
         return a
@@ -316,4 +331,4 @@ def convert(w: FunctionWriter, target: str, a: Val) -> Val:
         with w.indented():
             w.emit(f"{t} += 2.0 ** 64")
     as_i64 = call("np.int64", [t], "i64")
-    return as_i64 if target == "i64" else call("np.int32", [as_i64], "i32")
+    return as_i64 if target == "i64" else call(NUMPY_TYPES[target], [as_i64], target)

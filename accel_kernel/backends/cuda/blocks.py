@@ -8,7 +8,8 @@ of lanes 0..31 in order), a warp scan from lane `l - 1, 2, 4, 8, 16`. Lanes past
 hold the neutral element. All threads of a block (of a warp, for the warp helpers) call a
 helper together: shuffles and barriers are never under a divergent branch.
 
-Shuffles move 32- and 64-bit numbers; a `boolean` travels as an int32.
+Shuffles move 32- and 64-bit numbers; a `boolean`, and an 8- or 16-bit integer, travels as an
+int32.
 """
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ from dataclasses import dataclass
 
 FULL_MASK = "0xffffffff"
 WARP = 32
-SHUFFLED = frozenset({"int32", "int64", "uint32", "uint64", "float32", "float64", "boolean"})
+WIDENED = frozenset({"int8", "int16", "uint8", "uint16"})     # shuffled as an int32
+SHUFFLED = frozenset({"int32", "int64", "uint32", "uint64", "float32", "float64", "boolean",
+                      *WIDENED})
 
 
 @dataclass(frozen=True)
@@ -47,12 +50,20 @@ def numba_type(dtype_source: str) -> str:
     return "boolean" if name in ("bool_", "bool") else name
 
 
-def _shuffle(op: Operator, kind: str, value: str, delta: str) -> str:
+def shuffle(dtype: str, kind: str, value: str, delta: str) -> str:
+    """The code of a warp shuffle (`kind`: "idx", "up", "down" or "xor") of `value`, a
+    number of numba type `dtype`: a `boolean` or an 8- or 16-bit integer travels as an int32."""
     name = "shfl_sync" if kind == "idx" else f"shfl_{kind}_sync"
     call = f"cuda.{name}({FULL_MASK}, {{}}, {delta})"
-    if op.dtype == "boolean":
+    if dtype == "boolean":
         return call.format(f"numba.int32({value})") + " != 0"
+    if dtype in WIDENED:
+        return f"numba.{dtype}({call.format(f'numba.int32({value})')})"
     return call.format(value)
+
+
+def _shuffle(op: Operator, kind: str, value: str, delta: str) -> str:
+    return shuffle(op.dtype, kind, value, delta)
 
 
 def helpers(p: str, op: Operator, block: int) -> str:

@@ -26,10 +26,11 @@ from ..cpu.codegen import _is_scalar_result
 from ..cpu.codegen_body import DTYPES, element_type, python_name
 from ..cpu.errors import ERR_LENGTH
 from ..cpu.scalar_arith import zero_code
-from .blocks import counted_reduce
+from ...lang.scalar_ops import DTYPE_SOURCE
+from .blocks import counted_reduce, numba_type
 from .codegen import CudaBody
 
-NUMBA = {"bool": "boolean", "i32": "int32", "i64": "int64", "f32": "float32", "f64": "float64"}
+NUMBA = {name: numba_type(source) for name, source in DTYPE_SOURCE.items()}
 
 
 def write(writer: Any) -> tuple[list[str], list[str]]:

@@ -29,10 +29,12 @@ from ..cpu.codegen import _is_scalar_result
 from ..cpu.codegen_body import DTYPES, element_type, python_name, split_at_filter
 from ..cpu.errors import ERR_LENGTH
 from ..cpu.scalar_arith import zero_code
+from ...lang.scalar_ops import DTYPE_SOURCE
+from .blocks import numba_type, shuffle
 from .codegen import CudaBody
 
 FULL = "0xffffffff"
-NUMBA = {"bool": "boolean", "i32": "int32", "i64": "int64", "f32": "float32", "f64": "float64"}
+NUMBA = {name: numba_type(source) for name, source in DTYPE_SOURCE.items()}
 
 
 def write(writer: Any) -> tuple[list[str], list[str]]:
@@ -52,10 +54,7 @@ def pair_helpers(p: str, fname: str, elem: str, nfree: int) -> str:
     free = "".join(f"k_fr{k}, " for k in range(nfree))
 
     def shfl(kind: str, value: str, delta: str) -> str:
-        call = "cuda.shfl_sync" if kind == "idx" else f"cuda.shfl_{kind}_sync"
-        if elem == "bool":                  # a bool travels as an int32
-            return f"{call}({FULL}, numba.int32({value}), {delta}) != 0"
-        return f"{call}({FULL}, {value}, {delta})"
+        return shuffle(NUMBA[elem], kind, value, delta)
 
     steps = []
     for delta in (1, 2, 4, 8, 16):

@@ -172,8 +172,9 @@ def numba_type(param: "ParamType") -> Any:
     """The numba type of a kernel parameter as the host function passes it."""
     import numba
     kind, elem = param
-    scalar = {"bool": numba.boolean, "i32": numba.int32, "i64": numba.int64,
-              "f32": numba.float32, "f64": numba.float64}[elem]
+    import numpy as np
+    from ...lang.scalar_ops import DTYPES
+    scalar = numba.from_dtype(np.dtype(DTYPES[elem]))
     return scalar if kind == "scalar" else scalar[::1]
 
 

@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from .blocks import Operator, helpers
+from ...lang.scalar_ops import DTYPE_SOURCE
+from .blocks import Operator, helpers, numba_type, shuffle
 from .primitives import BLOCK, ERR, Element, Kernel, Source, np_name, signature
 
 VARIANTS = ("thread", "warp", "block", "rows")
@@ -266,8 +267,7 @@ def warp_fold(value: str, count: str, call: Any, elem: str, indent: str) -> list
     travels as an int32). Every lane of the warp runs these lines."""
     out = []
     for delta in (1, 2, 4, 8, 16):
-        moved = (f"cuda.shfl_down_sync(0xffffffff, numba.int32({value}), {delta}) != 0"
-                 if elem == "bool" else f"cuda.shfl_down_sync(0xffffffff, {value}, {delta})")
+        moved = shuffle(numba_type(DTYPE_SOURCE[elem]), "down", value, str(delta))
         out += [f"{indent}sg_other = {moved}",
                 f"{indent}if sg_lane + {delta} < {count}:",
                 f"{indent}    {value} = {call(value, 'sg_other')}"]

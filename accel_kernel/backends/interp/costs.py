@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Iterable, TypeVar
 
+from ...lang.scalar_ops import CONVERSIONS
 from .model import Sequence, Value
 
 Item = TypeVar("Item")
@@ -68,7 +69,7 @@ FREE = "free"            # 0, 0: `while` counts its iterations itself
 
 RULES: dict[str, str] = {
     **dict.fromkeys(["abs", "sqrt", "exp", "log", "sin", "cos", "tan", "floor", "ceil",
-                     "round", "i32", "i64", "f32", "f64", "min", "max", "atan2", "select",
+                     "round", *CONVERSIONS, "min", "max", "atan2", "select",
                      "cond"], SCALAR),
     **dict.fromkeys(["map", "map2", "map3", "generate", "filter", "expand", "produce",
                      "mapSeq", "zipWithSeq"], RESULT),

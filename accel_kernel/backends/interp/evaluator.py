@@ -266,12 +266,31 @@ class Interpreter:
 
     def _slice(self, node: ast.Slice, env: Env, ts: TypeSubst) -> Value:
         xs = self._indexed(node.expr, env, ts)
+        if node.step is not None:
+            return self._strided(node, xs, env, ts)
         lo = int(self.eval(node.lo, env, ts)) if node.lo is not None else 0
         hi = int(self.eval(node.hi, env, ts)) if node.hi is not None else len(xs)
         if not 0 <= lo <= hi <= len(xs):
             raise AccelIndexError(f"slice {lo}:{hi} out of bounds for array of length {len(xs)}",
                                   node.span)
         out = xs[lo:hi]
+        self.costs.built(out)
+        return out
+
+    def _strided(self, node: ast.Slice, xs: Value, env: Env, ts: TypeSubst) -> Value:
+        """`xs[i:j:s]` (docs/language.md, "Slices"): i, i + s, ... up to j, not included; with
+        s < 0, i defaults to n - 1 and j to -1 (`xs[::-1]` reverses)."""
+        n, step = len(xs), int(self.eval(node.step, env, ts))
+        lo = int(self.eval(node.lo, env, ts)) if node.lo is not None else (
+            0 if step > 0 else n - 1)
+        hi = int(self.eval(node.hi, env, ts)) if node.hi is not None else (
+            n if step >= 0 else -1)
+        if step == 0:
+            raise AccelIndexError(f"slice {lo}:{hi}:0 has step 0", node.span)
+        if not (0 <= lo <= hi <= n if step > 0 else -1 <= hi <= lo < n):
+            raise AccelIndexError(f"slice {lo}:{hi}:{step} out of bounds for array of length "
+                                  f"{n}", node.span)
+        out = xs[lo:(None if hi < 0 else hi):step]
         self.costs.built(out)
         return out
 

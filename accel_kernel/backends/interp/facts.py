@@ -30,7 +30,8 @@ what the `shape` stage analyses one level deeper) calls its function once per po
 checker keeps the path of points being evaluated: per level, (which map call under the
 enclosing point, which element). The level-k index variable of a fact is element k of the
 path. Two evaluations of a node are compared when their paths agree except at the levels above
-k and they are the same (n-th) evaluation of the node at their point (so the n-th iteration
+k and they are the same (n-th) evaluation of the node at their point, within the same (n-th)
+call of each lambda being evaluated (so the n-th iteration
 of a loop at one point is compared with the n-th at another). A `def` that `desugar` did not
 inline starts its own path (its facts are those of its own form); a lambda run outside the
 def it was made in is checked for nests only.
@@ -126,6 +127,7 @@ class FactChecker(Interpreter):
                 rules.append(step.rule)
         self.path: list[tuple[int, int]] = []
         self.counts: list[dict] = [{}]        # per point being evaluated: its evaluations
+        self.calls: list[tuple[int, int]] = []   # the calls of lambdas being evaluated
         self.frames = [_Frame(0, root={})]
         self.seen: dict[Any, tuple[Any, tuple, Any]] = {}
         self.made_in: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -195,7 +197,15 @@ class FactChecker(Interpreter):
         return super()._invoke(fn, args)
 
     def _closure(self, fn: Closure, args):
-        result = super()._invoke(fn, args)
+        # the n-th call of this lambda at the point: evaluations inside it are compared with
+        # those of the n-th call at other points (a local function called at several places
+        # with different arguments, some of its nodes evaluated only for some of them)
+        call = (fn.body.id, self.count(("call", fn.body.id, tuple(self.calls))))
+        self.calls.append(call)
+        try:
+            result = super()._invoke(fn, args)
+        finally:
+            self.calls.pop()
         for param, arg in zip(fn.params, args):
             if param.id in self.regs:
                 self.check_pattern(param, arg)
@@ -313,10 +323,11 @@ class FactChecker(Interpreter):
         above = len(inner) if reg.level is None else min(reg.level, len(inner))
         if above == 0:
             return
-        occurrence = self.count(node.id)
+        calls = tuple(self.calls)
+        occurrence = self.count((node.id, calls))
         masked = (tuple(self.path[:frame.base]) + tuple((s, None) for s, _ in inner[:above])
                   + tuple(inner[above:]))
-        key = (node.id, masked, occurrence)
+        key = (node.id, masked, calls, occurrence)
         sig = self._signature(value)
         seen = self.seen.get(key)
         if seen is None:

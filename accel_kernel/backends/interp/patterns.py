@@ -83,8 +83,17 @@ def check_sizes(annot: ast.TypeExpr, value: Value, sizes: dict[str, int | None],
             check_sizes(sub, part, sizes, scope, span)
 
 
-def _check_size(size: str | int, actual: int, sizes: dict[str, int | None],
+def _check_size(size: ast.Size, actual: int, sizes: dict[str, int | None],
                 scope: Mapping[str, Value], span: Span | None) -> None:
+    if isinstance(size, tuple):          # `[n * m]t`: variables bound before (the checker)
+        expected = 1
+        for factor in size:
+            expected *= factor if isinstance(factor, int) else int(scope[factor])
+        if actual != expected:
+            shown = " * ".join(map(str, size))
+            raise SizeError(f"expected {expected} elements for size {shown}, got {actual}",
+                            span)
+        return
     if isinstance(size, int):
         if actual != size:
             raise SizeError(f"expected {size} elements, got {actual}", span)

@@ -36,12 +36,12 @@ from ...ir.flat import Regular, Rep, ScalarFn, ScalarRep, Segmented, TupleRep
 from ...ir.scalar_lower import lower
 from ...lang import ast
 from ...lang.errors import AccelError
+from ...lang.scalar_ops import DTYPES
 from . import scalar_ops as ops
 from .rows import check_indices
 from .values import Segs, make_scalar
 
-SCALAR_TYPES = {"bool": "bool", "int32": "i32", "int64": "i64", "float32": "f32",
-                "float64": "f64"}
+SCALAR_TYPES = {np.dtype(cls).name: name for name, cls in DTYPES.items()}
 
 
 # ---------------------------------------------------------------- lanes

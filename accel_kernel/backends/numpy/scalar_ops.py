@@ -94,8 +94,10 @@ def _shift(left: bool) -> Callable[..., Any]:
         dtype = np.asarray(a).dtype
         bits = dtype.itemsize * 8
         amount = np.clip(n, 0, bits - 1).astype(dtype)
-        if not left:
+        if not left and dtype.kind == "i":
             return np.right_shift(a, amount)      # arithmetic: -1 for a negative a past the width
+        if not left:                              # logical on unsigned: 0 past the width
+            return np.where(np.greater_equal(n, bits), np.zeros_like(a), np.right_shift(a, amount))
         return np.where(np.greater_equal(n, bits), np.zeros_like(a), np.left_shift(a, amount))
     return shift
 

@@ -15,7 +15,7 @@ from ...ir.flat import (OFFSETS, Assert, Const, FVar, Index, Library, Rebuild, R
                         ScalarRep, SegGather, Segmented, SizesToOffsets)
 from ...ir.assert_message import fill
 from ...lang import ast
-from ...lang.scalar_ops import DTYPES
+from ...lang.scalar_ops import DTYPES, INTS, wrap
 from ..regularity import nest_of
 from ..shape_terms import Generate, SizeLit, index_vars
 from .context import Env, Leaf, Level, leaves, map_leaves, zip_leaves
@@ -28,7 +28,8 @@ def constant_value_of(e: ast.Expr) -> Any:
     if isinstance(e, ast.Lit):
         return DTYPES[e.type](e.value)
     if isinstance(e, ast.UnOp) and e.op == "-" and isinstance(e.operand, ast.Lit):
-        return DTYPES[e.operand.type](-e.operand.value)
+        t = e.operand.type
+        return DTYPES[t](wrap(-e.operand.value, t) if t in INTS else -e.operand.value)
     if isinstance(e, ast.Ascribe):
         return constant_value_of(e.expr)
     if isinstance(e, ast.ArrayLit):
@@ -220,6 +221,8 @@ class ArrayRules:
 
     # ------------------------------------------------------------------ slices
     def slice_(self, e: ast.Slice, env: Env) -> Any:
+        if e.step is not None:
+            return self._strided(e, env)
         xs = self.flatten(e.expr, env)
         n = self.lengths_of(xs)
         lo = self.flatten(e.lo, env) if e.lo is not None else Leaf(Const(0, "i64"))
@@ -233,6 +236,32 @@ class ArrayRules:
             rule = "SLICE" if home is None else "LIFT-SLICE"
             with self.b.rule(rule, e, "the elements lo .. hi - 1: a gather"):
                 return self.slice_rows(xs, lo, count, home)
+
+    def _strided(self, e: ast.Slice, env: Env) -> Any:
+        """`xs[i:j:s]`: s = 0 fails; s > 0 takes i, i + s, ... below j (0 <= i <= j <= n);
+        s < 0 takes i, i + s, ... above j (-1 <= j <= i < n), i defaulting to n - 1 and j
+        to -1 (docs/language.md, "Slices")."""
+        xs = self.flatten(e.expr, env)
+        n = self.lengths_of(xs)
+        st = self.flatten(e.step, env)
+        home = self.check_home([xs, st, n], env)
+        with self.b.at_node(e):
+            lo = self.flatten(e.lo, env) if e.lo is not None else \
+                self._scalar_of([st, n], "if s > 0 then 0 else n - 1", home, names=("s", "n"))
+            hi = self.flatten(e.hi, env) if e.hi is not None else \
+                self._scalar_of([st, n], "if s > 0 then n else -1", home, names=("s", "n"))
+            home = self.check_home([xs, lo, hi, st, n], env)
+            self._bounds([lo, hi, st], "s != 0", home, "IndexError", "slice {lo}:{hi}:{s} has "
+                         "step 0", names=("lo", "hi", "s"))
+            self._bounds([lo, hi, st, n], "if s > 0 then 0 <= lo && lo <= hi && hi <= n "
+                         "else -1 <= hi && hi <= lo && lo < n", home, "IndexError",
+                         "slice {lo}:{hi}:{s} out of bounds for array of length {n}",
+                         names=("lo", "hi", "s", "n"))
+            count = self._scalar_of([hi, lo, st], "(hi - lo + s - (if s > 0 then 1 else -1)) / s",
+                                    home, names=("hi", "lo", "s"))
+            rule = "SLICE" if home is None else "LIFT-SLICE"
+            with self.b.rule(rule, e, "the elements lo, lo + s, ... (count of them): a gather"):
+                return self.slice_rows(xs, lo, count, home, st)
 
     def _scalar_of(self, args: list[Leaf], body: str, home: Level | None,
                    names: tuple[str, ...]) -> Leaf:
@@ -264,28 +293,26 @@ class ArrayRules:
             ok = self.mapf(text, [a for _, a in lifted], "bool", "ok", **free)
         self.b.check(Assert(ok, kind, fill(message, shown)))
 
-    def slice_rows(self, xs: Any, lo: Leaf, count: Leaf, home: Level | None) -> Any:
-        """Every point's elements lo .. lo + count - 1 (bounds checked before)."""
+    def slice_rows(self, xs: Any, lo: Leaf, count: Leaf, home: Level | None,
+                   step: Leaf | None = None) -> Any:
+        """Every point's elements lo, lo + step, ... (count of them; step 1 when None;
+        bounds checked before)."""
         if home is None:
-            idx = self.mapf("\\k -> lo + k", [self.iota(count.atom)], "i64", "idx",
-                            lo=lo.atom)
+            idx = self._slice_index([("k", self.iota(count.atom))], "", "k", [], lo, step,
+                                    None, home)
             return map_leaves(xs, lambda leaf: Leaf(self.gather(leaf.atom, idx, "slice")))
         if all(leaf.level is None for leaf in leaves(xs)):
-            return self._slice_avoided(xs, lo, count, home)
+            return self._slice_avoided(xs, lo, count, home, step)
         xs = self.to_level(xs, home)
         first = leaves(xs)[0].atom
         if count.level is None and isinstance(first.rep, Regular):
             m = self.inner_extent(first)
             total = self.scalarf("p * c", "i64", "n", p=self.points(home), c=count.atom)
             q = self.iota(total)
-            if lo.level is None:
-                idx = self.mapf("\\q -> (q / c) * m + lo + q % c", [q], "i64", "idx",
-                                c=count.atom, m=m, lo=lo.atom)
-            else:
-                ids = self.mapf("\\q -> q / c", [q], "i64", "row", c=count.atom)
-                los = self.gather(self.to_level(lo, home).atom, ids, "lo")
-                idx = self.mapf("\\q l -> (q / c) * m + l + q % c", [q, los], "i64", "idx",
-                                c=count.atom, m=m)
+            idx = self._slice_index([("q", q)], "(q / c) * m", "q % c", [], lo, step,
+                                    lambda: self.mapf("\\q -> q / c", [q], "i64", "row",
+                                                      c=count.atom),
+                                    home, c=count.atom, m=m)
             return map_leaves(xs, lambda leaf: Leaf(self.b.emit(
                 Reshape(self.gather(self.values(leaf.atom), idx, "slice"), self.points(home)),
                 leaf.rep, "slice"), home))
@@ -298,30 +325,53 @@ class ArrayRules:
                                m=self.inner_extent(first))
         else:
             starts = self.gather(self.offsets(first), seg, "start")
-        if lo.level is None:
-            idx = self.mapf("\\s p -> s + lo + p", [starts, pos], "i64", "idx", lo=lo.atom)
-        else:
-            los = self.gather(self.to_level(lo, home).atom, seg, "lo")
-            idx = self.mapf("\\s l p -> s + l + p", [starts, los, pos], "i64", "idx")
+        idx = self._slice_index([("s", starts)], "s", "p", [("p", pos)], lo, step,
+                                lambda: seg, home)
 
         def one(leaf: Leaf) -> Leaf:
             vals = self.gather(self.values(leaf.atom), idx, "slice")
             return Leaf(self.b.emit(Rebuild(offs, vals), Segmented(vals.rep), "slice"), home)
         return map_leaves(xs, one)
 
-    def _slice_avoided(self, xs: Any, lo: Leaf, count: Leaf, home: Level) -> Any:
+    def _slice_index(self, before: list, base: str, position: str, after: list, lo: Leaf,
+                     step: Leaf | None, rows, home: Level | None, **free: Any) -> Any:
+        """The flat index of each element of a slice: `base + lo + position * step` over the
+        arrays `before` and `after` ((name, atom) pairs, the lambda's parameters), with `lo`
+        and `step` free or, when lifted, gathered at each element's row (`rows()`)."""
+        params, args, terms = [n for n, _ in before], [a for _, a in before], [base] if base else []
+        row_ids = []
+
+        def per_element(leaf: Leaf, free_name: str, param: str, label: str) -> str:
+            if leaf.level is None:
+                free[free_name] = leaf.atom
+                return free_name
+            if not row_ids:
+                row_ids.append(rows())
+            params.append(param)
+            args.append(self.gather(self.to_level(leaf, home).atom, row_ids[0], label))
+            return param
+
+        terms.append(per_element(lo, "lo", "l", "lo"))
+        if step is not None:
+            moved = per_element(step, "st", "t", "step")
+            position = f"({position}) * {moved}" if " " in position else f"{position} * {moved}"
+        terms.append(position)
+        params += [n for n, _ in after]
+        args += [a for _, a in after]
+        text = "\\" + " ".join(params) + " -> " + " + ".join(terms)
+        return self.mapf(text, args, "i64", "idx", **free)
+
+    def _slice_avoided(self, xs: Any, lo: Leaf, count: Leaf, home: Level,
+                       step: Leaf | None = None) -> Any:
         """Every point's slice of one unlifted array: gathered from it directly at each
-        point's `lo + k` (never a copy of the array per point)."""
+        point's `lo + k * step` (never a copy of the array per point)."""
         if count.level is None:
             total = self.scalarf("p * c", "i64", "n", p=self.points(home), c=count.atom)
             q = self.iota(total)
-            if lo.level is None:
-                idx = self.mapf("\\q -> lo + q % c", [q], "i64", "idx", c=count.atom,
-                                lo=lo.atom)
-            else:
-                ids = self.mapf("\\q -> q / c", [q], "i64", "row", c=count.atom)
-                los = self.gather(self.to_level(lo, home).atom, ids, "lo")
-                idx = self.mapf("\\q l -> l + q % c", [q, los], "i64", "idx", c=count.atom)
+            idx = self._slice_index([("q", q)], "", "q % c", [], lo, step,
+                                    lambda: self.mapf("\\q -> q / c", [q], "i64", "row",
+                                                      c=count.atom),
+                                    home, c=count.atom)
 
             def block(leaf: Leaf) -> Leaf:
                 rows = self.gather(leaf.atom, idx, "slice")
@@ -335,11 +385,7 @@ class ArrayRules:
         sizes = self.to_level(count, home).atom
         offs = self.b.emit(SizesToOffsets(sizes), OFFSETS, "offs")
         seg, pos = self.segment_ids(offs), self.segment_iota(offs)
-        if lo.level is None:
-            idx = self.mapf("\\p -> lo + p", [pos], "i64", "idx", lo=lo.atom)
-        else:
-            los = self.gather(self.to_level(lo, home).atom, seg, "lo")
-            idx = self.mapf("\\l p -> l + p", [los, pos], "i64", "idx")
+        idx = self._slice_index([], "", "p", [("p", pos)], lo, step, lambda: seg, home)
 
         def one(leaf: Leaf) -> Leaf:
             vals = self.gather(leaf.atom, idx, "slice")

@@ -20,6 +20,7 @@ from ...ir.flat import (Assert, Const, FVar, Literal, Rebuild, Reduce, Regular, 
 from ...lang import ast
 from ...lang import types as T
 from ...lang.builtins import BUILTINS
+from ...lang.scalar_ops import CONVERSIONS
 from .context import Env, FunVal, Leaf, Level, TupleVal, leaves, position
 from .reps import rep_of_type
 from .scalar import CONSTANTS, LOCAL, LocalArray, PARTIAL_OPS, SCALAR_BUILTINS, constant_value
@@ -28,7 +29,7 @@ TOTAL_BUILTINS = {"map", "filter", "reduce", "scan", "length", "flatten", "conca
                   "sort", "sort_by", "partition", "rotate", "unzip", "unzip3", "stream",
                   "mapSeq", "foldSeq", "elements", "tabulate", "select", "min", "max", "abs",
                   "sqrt", "exp", "log", "sin", "cos", "tan", "atan2", "floor", "ceil", "round",
-                  "i32", "i64", "f32", "f64"}
+                  *CONVERSIONS}
 
 
 def arity(name: str) -> int:
@@ -463,7 +464,7 @@ class Expressions:
         self.b.check(Assert(ok, "SizeError", _expected(size, row_want, lens)))
         return env
 
-    def size_is(self, size: str | int, length: Leaf, env: Env, reached: Leaf | None = None,
+    def size_is(self, size: ast.Size, length: Leaf, env: Env, reached: Leaf | None = None,
                 check: bool = True) -> Env:
         """`length` must be `size`: a literal, a bound size name, or a new one (bound).
         `reached` (per point) says whether the length exists: a row length of an array
@@ -499,8 +500,13 @@ class Expressions:
         return env.bind(PROVISIONAL + size, (value, self.compute(
             "q || r", {"q": earlier, "r": reached}, "bool", env)))
 
-    def size_value(self, size: str | int, env: Env) -> Leaf:
-        """What a size of an annotation stands for: its literal, or the name's value."""
+    def size_value(self, size: ast.Size, env: Env) -> Leaf:
+        """What a size of an annotation stands for: its literal, the name's value, or the
+        product of those (`[n * m]t`)."""
+        if isinstance(size, tuple):
+            names = [f"k{i}" for i in range(len(size))]
+            return self.compute(" * ".join(names), {k: self.size_value(f, env)
+                                                    for k, f in zip(names, size)}, "i64", env)
         return self.lookup(env, size) if isinstance(size, str) else Leaf(Const(size, "i64"))
 
     # ------------------------------------------------------------------ literals and indexing
@@ -541,9 +547,12 @@ def _component(value: Any, k: int, rep: Any) -> Any:
     return [_component(v, k, rep) for v in value]
 
 
-def _expected(size: str | int, want: Any, got: Any) -> str:
+def _expected(size: ast.Size, want: Any, got: Any) -> str:
     """The interpreter's message for a size annotation not met, as an assert's template:
     `expected 2 elements for size n, got 3` (`expected 2 elements, got 3` for a literal)."""
+    if isinstance(size, tuple):
+        shown = " * ".join(map(str, size))
+        return f"expected {field(want)} elements for size {shown}, got {field(got)}"
     if isinstance(size, str):
         return f"expected {field(want)} elements for size {size}, got {field(got)}"
     return f"expected {size} elements, got {field(got)}"

@@ -767,7 +767,7 @@ class _Body:
             return self.infer(body.operand)
         if isinstance(body, ast.Apply) and isinstance(body.fn, ast.Var):
             name = body.fn.name
-            if name in ("i32", "i64", "f32", "f64"):
+            if name in scalar_ops.CONVERSIONS:
                 return T.Scalar(name)
             return self.infer(body.args[1] if name == "select" else body.args[0])
         if isinstance(body, ast.TupleLit):
