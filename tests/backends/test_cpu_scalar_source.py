@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from accel_kernel.backends.cpu.errors import ErrorTable
+from accel_kernel.backends.cpu.errors import ERR_LENGTH, ErrorTable
 from accel_kernel.backends.cpu.scalar_source import free_parameters, scalar_function
 from accel_kernel.backends.interp.evaluator import Interpreter
 from accel_kernel.backends.numpy.scalar_code import LaneEvaluator
@@ -140,14 +140,16 @@ def compile_cases(cases: list[Case]) -> tuple[list, list, ErrorTable, str]:
                                               errors)
         sources.append("@njit(cache=False)\n" + source)
         types.append(result_type)
-    text = "import numpy as np\nfrom numba import njit\n\n\n" + "\n\n".join(sources)
+    text = ("import numpy as np\nfrom numba import njit\n"
+            "from accel_kernel.backends.cpu.stop_flag import stop_asked\n\n\n"
+            + "\n\n".join(sources))
     namespace: dict = {}
     exec(compile(text, "<cpu scalar functions>", "exec"), namespace)
     return [namespace[f"f_{k}"] for k in range(len(cases))], types, errors, text
 
 
 def run_compiled(f, args: list, free_args: list, errors: ErrorTable) -> Any:
-    err = np.zeros(3, dtype=np.int64)
+    err = np.zeros(ERR_LENGTH, dtype=np.int64)
     value = f(*args, *free_args, err)
     error = errors.error(err)
     return error if error is not None else value
@@ -465,6 +467,7 @@ def test_tricky_lambdas_agree_with_the_numpy_target_and_the_interpreter():
 
 
 def test_the_source_reads_like_the_lambda():
+    """The loop polls the cancel flag before each block of 4096 iterations (`polling.py`)."""
     source = src("map (\\n -> loop acc = 0i32 for i < n do "
                  "if xs[i] > 0 then acc + i32 xs[i] else acc / 2i32) ns")
     xs = F.Regular("i64", 1)
@@ -477,25 +480,32 @@ def test_the_source_reads_like_the_lambda():
 def f_1(n, xs, err):
     # \\n -> loop acc = 0i32 for i < n do if xs[i] > 0 then acc + i32 xs[i] else acc / 2i32
     acc = np.int32(0)
-    for i in range(n):
-        if i < 0 or i >= xs.shape[0]:
-            err[1] = i
-            err[2] = xs.shape[0]
-            err[0] = 1  # IndexError at cell:1:44
-            return np.int32(0)
-        if xs[i] > 0:
+    poll_block = 0
+    poll_stop = n
+    while not stop_asked(err):
+        poll_end = min(poll_block + 4096, poll_stop)
+        for i in range(poll_block, poll_end):
             if i < 0 or i >= xs.shape[0]:
                 err[1] = i
                 err[2] = xs.shape[0]
-                err[0] = 2  # IndexError at cell:1:69
+                err[0] = 1  # IndexError at cell:1:44
                 return np.int32(0)
-            acc_1 = np.int32(acc + np.int32(xs[i]))
-        else:
-            quotient = acc // np.int32(2)
-            if quotient < 0 and acc % np.int32(2) != 0:  # // floors, accel truncates toward zero
-                quotient += 1
-            acc_1 = np.int32(quotient)
-        acc = acc_1
+            if xs[i] > 0:
+                if i < 0 or i >= xs.shape[0]:
+                    err[1] = i
+                    err[2] = xs.shape[0]
+                    err[0] = 2  # IndexError at cell:1:69
+                    return np.int32(0)
+                acc_1 = np.int32(acc + np.int32(xs[i]))
+            else:
+                quotient = acc // np.int32(2)
+                if quotient < 0 and acc % np.int32(2) != 0:  # // floors, accel truncates toward zero
+                    quotient += 1
+                acc_1 = np.int32(quotient)
+            acc = acc_1
+        if poll_end >= poll_stop:
+            break
+        poll_block = poll_end
     return acc
 '''
     second = source.text.index("xs[i] else")

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...ir import flat as F
 from ...lang.scalar_ops import DTYPE_SOURCE
+from .polling import polled_range
 from .python_code import python_name as _python_name
 from .scalar_arith import literal
 from .scalar_source import free_parameters
@@ -44,6 +45,7 @@ DTYPES = DTYPE_SOURCE     # scalar type -> the numpy dtype as generated code spe
 # gets a trailing `_` in kernels and host functions
 KERNEL_NAMES = frozenset({"n", "chunks", "i", "s", "c", "lo", "hi", "acc", "kept", "pos",
                           "starts", "counts", "total", "carry", "run", "start", "width",
+                          "block", "block_stop", "block_end", "stop_asked",  # polling.py's
                           "alloc", "front", "back", "out", "err", "numba", "prange", "njit",
                           "np", "len", "int", "max", "min", "range",
                           "cuda", "math", "device_math", "launch", "device",
@@ -100,10 +102,20 @@ def split_at_filter(stmts: list[F.Stmt]) -> tuple[list[F.Stmt], list[F.Stmt]]:
     return before, after
 
 
-def _block(header: str, body: list[str]) -> list[str]:
-    """A compound statement (`for`, `if`), or nothing when its body is empty: a loop or a
-    test with nothing to do is left out (Python has no empty blocks)."""
-    return [header, *body] if body else []
+def _block(header: str | list[str], body: list[str]) -> list[str]:
+    """A compound statement (`for`, `if`; a polled loop's header lines), or nothing when its
+    body is empty: a loop or a test with nothing to do is left out (Python has no empty
+    blocks)."""
+    return [*([header] if isinstance(header, str) else header), *body] if body else []
+
+
+def _polled(indent: str, var: str, start: str, end: str, body: list[str]) -> list[str]:
+    """`for var in range(start, end):` over `body` (written one level deeper than
+    `indent`), polling the cancel flag (`polling.polled_range`); nothing when `body` is
+    empty."""
+    head, inner, tail = polled_range(indent, var, start, end)
+    shift = " " * (len(inner) - len(indent) - 4)
+    return [*head, *(shift + line for line in body), *tail] if body else []
 
 
 class KernelBody:
@@ -240,12 +252,14 @@ class KernelBody:
         for s, acc in zip(reductions, accs):
             self.lines.append(f"        acc_{acc} = {self.value(s.op.arr, 'lo')}")
         self.locals = {}
-        self.lines.append("        for i in range(lo + 1, hi):")
-        self.lines += self.element(self.k.body, " " * 12)
-        self.lines += self.store(outputs, " " * 12)
+        head, inner, tail = polled_range(" " * 8, "i", "lo + 1", "hi")
+        self.lines += head
+        self.lines += self.element(self.k.body, inner)
+        self.lines += self.store(outputs, inner)
         for s, acc in zip(reductions, accs):
-            self.lines.append(f"            acc_{acc} = "
+            self.lines.append(f"{inner}acc_{acc} = "
                               + self.op_call(ops[s.id], f"acc_{acc}", self.value(s.op.arr), s))
+        self.lines += tail
         for acc in accs:
             self.lines.append(f"        part_{acc}[c] = acc_{acc}")
         for s, acc in zip(reductions, accs):       # the chunks in order, from `ne` once
@@ -268,9 +282,11 @@ class KernelBody:
         self.lines += self.element(self.k.body, " " * 8, index="lo")
         self.lines.append(f"        acc = {self.value(scan.op.arr, 'lo')}")
         self.locals = {}
-        self.lines.append("        for i in range(lo + 1, hi):")
-        self.lines += self.element(self.k.body, " " * 12)
-        self.lines.append("            acc = " + self.op_call(fname, "acc", self.value(scan.op.arr), scan))
+        head, inner, tail = polled_range(" " * 8, "i", "lo + 1", "hi")
+        self.lines += head
+        self.lines += self.element(self.k.body, inner)
+        self.lines.append(f"{inner}acc = " + self.op_call(fname, "acc", self.value(scan.op.arr), scan))
+        self.lines += tail
         self.lines += ["        total[c] = acc",
                        f"    carry = np.empty(max(chunks, 1), {dtype})",
                        f"    run = {self.value(scan.op.ne)}",
@@ -280,13 +296,15 @@ class KernelBody:
                        "    for c in prange(chunks):",
                        "        lo = c * n // chunks",
                        "        hi = (c + 1) * n // chunks",
-                       "        acc = carry[c]",
-                       "        for i in range(lo, hi):"]
+                       "        acc = carry[c]"]
+        head, inner, tail = polled_range(" " * 8, "i", "lo", "hi")
+        self.lines += head
         self.locals = {}
-        self.lines += self.element(self.k.body, " " * 12)
-        self.lines.append("            acc = " + self.op_call(fname, "acc", self.value(scan.op.arr), scan))
-        self.lines.append(f"            out_{out}[i] = acc")
-        self.lines += self.store([t for t in outputs if t.name != scan.targets[0].name], " " * 12)
+        self.lines += self.element(self.k.body, inner)
+        self.lines.append(f"{inner}acc = " + self.op_call(fname, "acc", self.value(scan.op.arr), scan))
+        self.lines.append(f"{inner}out_{out}[i] = acc")
+        self.lines += self.store([t for t in outputs if t.name != scan.targets[0].name], inner)
+        self.lines += tail
 
     def filter(self, outputs: list[F.FVar], reductions: list[F.Stmt]) -> None:
         """With compacted outputs, a counting function `<name>_count` (kept elements per
@@ -310,11 +328,11 @@ class KernelBody:
                      "    for c in prange(chunks):",
                      "        lo = c * n // chunks",
                      "        hi = (c + 1) * n // chunks",
-                     "        kept = 0",
-                     "        for i in range(lo, hi):"]
-            count += self.element(before, " " * 12)
-            count += [f"            if {self.value(keep)}:", "                kept += 1",
-                      "        counts[c] = kept", "    return counts"]
+                     "        kept = 0"]
+            counting = self.element(before, " " * 12)
+            counting += [f"            if {self.value(keep)}:", "                kept += 1"]
+            count += _polled(" " * 8, "i", "lo", "hi", counting)
+            count += ["        counts[c] = kept", "    return counts"]
             self.k.module.functions.append("\n".join(count))
         self.chunks()
         for s, acc in zip(reductions, accs):
@@ -348,7 +366,7 @@ class KernelBody:
         if compacted:
             kept.append("                pos += 1")
         element += _block(f"            if {test}:", kept)
-        self.lines += _block("        for i in range(lo, hi):", element)
+        self.lines += _polled(" " * 8, "i", "lo", "hi", element)
         for acc in accs:
             self.lines += [f"        part_{acc}[c] = acc_{acc}",
                            f"        have_{acc}[c] = not first_{acc}"]
@@ -388,7 +406,7 @@ class KernelBody:
             acc = python_name(s.targets[0].name)
             arr = s.op.values if isinstance(s.op, F.SegReduce) else s.op.arr
             element.append(f"            acc_{acc} = " + self.op_call(ops[s.id], f"acc_{acc}", self.value(arr), s))
-        self.lines += _block(f"        for i in range(start, {end}):", element)
+        self.lines += _polled(" " * 8, "i", "start", end, element)
         for s in reductions:
             acc = python_name(s.targets[0].name)
             self.lines.append(f"        out_{acc}[s] = acc_{acc}")

@@ -19,7 +19,7 @@ import os
 import sys
 import time
 from collections import ChainMap
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, is_dataclass, replace
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Mapping
@@ -28,14 +28,16 @@ import numpy as np
 
 from ...ir import flat as F
 from ...ir.assert_message import FIELD
-from ...lang.errors import AccelError, OutOfMemory, SizeError
+from ...lang import ast as lang_ast
+from ...lang.errors import AccelError, Interrupted, OutOfMemory, SizeError
 from ...runtime import events as E
 from ...runtime.cancel import CancelToken
 from ...runtime.memory import Memory
 from ..numpy.costs import Counters, count, lib_cost
 from ..numpy.executor import Executor, FlatCellValues, call, execute
 from . import library
-from .codegen import Module, generate
+from .codegen import KernelCode, Module, generate
+from .errors import CANCEL_SLOT, ERR_LENGTH
 from .units import split
 
 if TYPE_CHECKING:
@@ -165,7 +167,7 @@ def _executor_class(compiled: Compiled) -> type:
             before = _compile_time(compiled.module, kernel.name) if compiled_before else 0.0
             began = time.perf_counter()
             try:
-                values, err = host(*args, self.allocator())
+                values, err = self._call_host(kernel, host, args, stmt)
             except OutOfMemory as error:        # a buffer too large, refused before it was made
                 if error.span is None:
                     error.span = stmt.span
@@ -184,6 +186,23 @@ def _executor_class(compiled: Compiled) -> type:
             if err is not None:
                 compiled.code.errors.raise_if_failed(err)
             return values[0] if len(values) == 1 else tuple(values)
+
+        def _call_host(self, kernel: KernelCode, host: Any, args: list, stmt: F.Stmt
+                       ) -> tuple[Any, Any]:
+            """The host function's outputs and error array. A cancellable kernel gets its
+            error array from here, watched by the cancel token while it runs: one that was
+            asked to stop raises `Interrupted` (at the kernel's place in the cell), whatever
+            it wrote, its error included."""
+            if not kernel.cancellable:
+                return host(*args, self.allocator())
+            flags = np.zeros(ERR_LENGTH, np.int64)
+            if self.cancel is None:
+                return host(*args, self.allocator(), flags)
+            with self.cancel.watching(flags, CANCEL_SLOT):
+                out = host(*args, self.allocator(), flags)
+            if flags[CANCEL_SLOT]:
+                raise Interrupted("evaluation interrupted", _loop_span(stmt))
+            return out
 
         def _launched(self, name: str, values: Any, seconds: float) -> None:
             """A `Launch` event: the kernel, the elements of its first output, its time and
@@ -292,6 +311,21 @@ class CpuFactory:
                 cache = Path.home() / ".cache" / "accel_kernel" / "kernels"
             self._compiled = Compiled(F.FlatProgram(()), self.code, load(self.code, cache))
         return self._compiled
+
+
+def _loop_span(stmt: F.Stmt) -> Any:
+    """Where an interrupted kernel was: the first `loop` of its scalar functions (where it
+    spends its time, most likely), else the kernel's own place."""
+    pending: list[Any] = [fn.body for s in stmt.op.body.stmts
+                          for fn in vars(s.op).values() if isinstance(fn, F.ScalarFn)]
+    while pending:
+        node = pending.pop(0)
+        if isinstance(node, lang_ast.Loop) and node.span is not None:
+            return node.span
+        if is_dataclass(node):
+            for value in vars(node).values():
+                pending += value if isinstance(value, tuple) else [value]
+    return stmt.span
 
 
 def _kernel_arg(value: Any) -> Any:

@@ -2,10 +2,16 @@
 
 numba code cannot raise accel errors, so a failing check in generated code writes the code
 of its *site* into `err[0]` and returns; the caller looks at `err` after the kernel and
-raises the site's accel error. `err` is an int64 array of length 3: `err[0]` the site's
+raises the site's accel error. `err` is an int64 array of length 4: `err[0]` the site's
 1-based code (0: no error), `err[1]` and `err[2]` the details the message needs (the bad
 index and the length, the negative shift amount). A site's `message` is a `str.format`
 template over those details: `index {0} out of bounds for array of length {1}`.
+
+`err[3]` (`CANCEL_SLOT`) goes the other way: the session's `CancelToken` sets it while the
+kernel runs (`CancelToken.watching`), and the compiled loops poll it (`polling.py`), so a
+kernel asked to stop returns early and the driver raises `Interrupted` instead of reading
+its (partial) outputs. Every numba function of a module already takes `err`, so the flag
+reaches every loop without a parameter of its own.
 
 One `ErrorTable` is shared by all the functions of one generated module; a site (kind,
 message, span) gets one code however often it is written.
@@ -21,7 +27,8 @@ from ...lang.source import Span
 ERROR_CLASSES: dict[str, type[AccelError]] = {
     "IndexError": AccelIndexError, "DivisionByZero": DivisionByZero, "SizeError": SizeError}
 
-ERR_LENGTH = 3          # err[0]: the code, err[1], err[2]: details
+ERR_LENGTH = 4          # err[0]: the code, err[1], err[2]: details, err[3]: stop asked
+CANCEL_SLOT = 3         # the element of `err` the cancel token sets
 
 
 @dataclass(frozen=True)

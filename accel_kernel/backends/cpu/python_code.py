@@ -12,6 +12,8 @@ A `Dialect` is what differs between the numba targets that share this writer: `N
 device functions (`backends/cuda/dialect.py`: `math.sqrt`, no numpy ufuncs on the device).
 Only the calls of numpy functions differ (`Dialect.call`); numpy's scalar types (`np.int32`,
 `np.uint64`) and constants (`np.nan`, `np.pi`) are spelled alike in both.
+Where the dialect `polls` (the `cpu` target's), `render` rewrites the function's loops so
+that they poll the cancel flag (`polling.py`); device code does not.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from typing import Callable, Iterator, Sequence
 from ...ir.scalar import fresh_name
 from ...lang.source import Span
 from .errors import ErrorTable
+from .polling import poll_loops
 
 # Python precedences, loosest first (only what generated code uses)
 TERNARY, OR, AND, NOT, COMPARE, BIT_OR, BIT_XOR, BIT_AND, SHIFT, SUM, PRODUCT, UNARY = range(12)
@@ -35,6 +38,7 @@ BINARY_PREC = {"or": OR, "and": AND, "|": BIT_OR, "^": BIT_XOR, "&": BIT_AND, "<
 
 # names generated code relies on, never given to a variable
 RESERVED = frozenset({"np", "err", "range", "min", "max", "abs", "len", "True", "False",
+                      "stop_asked",                             # polling.py's flag read
                       "None", "math", "device_math", "cuda",    # the cuda dialect's modules
                       *keyword.kwlist, *keyword.softkwlist})
 
@@ -79,12 +83,13 @@ class Dialect:
     `spell(name, type, args)` gives the call as a `Val`; None: numpy's own, `np.<name>(...)`."""
     name: str                                     # the target, for "not built yet" messages
     spell: Callable[[str, str, Sequence[Val]], "Val | None"] = lambda name, type, args: None
+    polls: bool = False       # loops poll the cancel flag (`polling.py`): host code only
 
     def call(self, name: str, args: Sequence[Val], type: str) -> Val:
         return self.spell(name, type, args) or call(f"np.{name}", args, type)
 
 
-NUMPY = Dialect("cpu")       # the cpu target: numpy's functions, as numba compiles them
+NUMPY = Dialect("cpu", polls=True)  # the cpu target: numpy's functions, as numba compiles them
 
 
 def python_name(name: str) -> str:
@@ -160,5 +165,7 @@ class FunctionWriter:
             self.emit(RETURN_DUMMY)
 
     def render(self, dummy: str) -> list[str]:
+        """The body's lines, its loops polling the cancel flag where the dialect's do."""
+        lines = poll_loops(self.lines, self.fresh) if self.dialect.polls else self.lines
         return ["    " * depth + (f"return {dummy}" if line is RETURN_DUMMY else str(line))
-                for depth, line in self.lines]
+                for depth, line in lines]

@@ -1,0 +1,130 @@
+"""Stage `codegen` for the `cpu` target: compiled loops that stop when asked.
+
+A kernel cannot ask Python whether the user pressed Interrupt, so it reads memory: the
+cancel slot of its error array, `err[CANCEL_SLOT]`, which the session's `CancelToken` sets
+while the kernel runs (`runtime/cancel.py`, `CancelToken.watching`). A loop reads it once
+every `POLL_EVERY` iterations, not at each one, so the polling costs nothing measurable:
+
+- `for x in range(n)` is *strip-mined*: an outer `while` loop over blocks of `POLL_EVERY`
+  iterations reads the flag before each block (so on entering the loop too); the inner
+  loop is the original one over its block, unchanged (LLVM optimises it as before). A
+  `while` with `min` costs less per entry than `range(start, end, POLL_EVERY)`, whose trip
+  count numba computes with a division: on 1M segments of 10 values, summed on one thread,
+  about 6% over the plain loop against 18%;
+- `while c` (and a `for` whose body has a `break` of its own) counts down from
+  `POLL_EVERY` and reads the flag when the count reaches 0, starting with the first
+  iteration, so a loop entered after the flag was set stops at once.
+
+The read is `stop_asked(err)` (`stop_flag.py`, imported by the generated module): an atomic
+load, which LLVM never hoists out of the loop as it would a plain `err[3]`. A loop that sees
+the flag `break`s: the function goes on with what it has and returns a
+value nobody reads, since the driver sees the flag after the kernel and raises `Interrupted`
+instead (it also wins over an error the shortened loop may have caused). Every enclosing
+loop stops at its own next poll, which for a loop just entered is its first iteration.
+
+Two writers use this: `FunctionWriter.render` (`python_code.py`) rewrites the loops of a
+scalar function (accel's `loop ... for i < n` and `loop ... while c`, in the
+`(depth, line)` form it keeps), and the kernel bodies (`codegen_body.py`) write their
+sequential loops (a segment's elements, a chunk's elements) with `polled_range`. The
+`prange` loops are left alone: numba does not allow a `break` there, and each of their
+iterations reaches a polled loop or ends soon. The `cuda` target's device code does not
+poll (a launch cannot see host memory change); it stops between kernels.
+"""
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+POLL_EVERY = 4096         # iterations between two reads of the flag
+
+_RANGE_FOR = re.compile(r"for (\w+) in range\((.+)\):$")
+_WHILE = re.compile(r"while .+:$")
+_OWN_EXITS = {"break", "continue"}
+
+Line = tuple[int, object]     # (depth, text), as `FunctionWriter` keeps them
+
+
+def polled_range(indent: str, var: str, start: str, end: str
+                 ) -> tuple[list[str], str, list[str]]:
+    """`for var in range(start, end):` strip-mined: its lines at `indent` before the body,
+    the indentation of the body, and the lines after it. Uses the kernel names `block`,
+    `block_stop` and `block_end`."""
+    inner = indent + "    "
+    return ([f"{indent}block = {start}",
+             f"{indent}block_stop = {end}",
+             f"{indent}while not stop_asked(err):",
+             f"{inner}block_end = min(block + {POLL_EVERY}, block_stop)",
+             f"{inner}for {var} in range(block, block_end):"],
+            inner + "    ",
+            [f"{inner}if block_end >= block_stop:",
+             f"{inner}    break",
+             f"{inner}block = block_end"])
+
+
+def poll_loops(lines: list[Line], fresh: Callable[[str], str]) -> list[Line]:
+    """The lines of a function body with every `for ... in range(...)` and `while` loop
+    polling the flag; `fresh` names the counters and bounds (names unused so far, an outer
+    loop's first)."""
+    out: list[Line] = []
+    k = 0
+    while k < len(lines):
+        depth, text = lines[k]
+        end = k + 1
+        while end < len(lines) and lines[end][0] > depth:
+            end += 1
+        body = lines[k + 1:end]
+        header = text if isinstance(text, str) else ""
+        loop = _RANGE_FOR.match(header)
+        if loop and "," not in loop.group(2) and not _exits_itself(body):
+            out += _strip_mined(depth, loop.group(1), loop.group(2), body, fresh)
+        elif loop or _WHILE.match(header):
+            out += _counted(depth, header, body, fresh)
+        else:
+            out += [(depth, text), *poll_loops(body, fresh)]
+        k = end
+    return out
+
+
+def _exits_itself(body: list[Line]) -> bool:
+    """Whether a loop's body has a `break` or `continue` of the loop's own (not one of an
+    inner loop's)."""
+    inner: list[int] = []           # the depths of the inner loops around the line
+    for depth, text in body:
+        while inner and inner[-1] >= depth:
+            inner.pop()
+        if not isinstance(text, str):
+            continue
+        if text.startswith(("for ", "while ")):
+            inner.append(depth)
+        elif text in _OWN_EXITS and not inner:
+            return True
+    return False
+
+
+def _strip_mined(depth: int, var: str, bound: str, body: list[Line],
+                 fresh: Callable[[str], str]) -> list[Line]:
+    block, stop, end = fresh("poll_block"), fresh("poll_stop"), fresh("poll_end")
+    body = poll_loops(body, fresh)
+    return [(depth, f"{block} = 0"),
+            (depth, f"{stop} = {bound}"),
+            (depth, "while not stop_asked(err):"),
+            (depth + 1, f"{end} = min({block} + {POLL_EVERY}, {stop})"),
+            (depth + 1, f"for {var} in range({block}, {end}):"),
+            *[(d + 1, t) for d, t in body],
+            (depth + 1, f"if {end} >= {stop}:"),
+            (depth + 2, "break"),
+            (depth + 1, f"{block} = {end}")]
+
+
+def _counted(depth: int, header: str, body: list[Line],
+             fresh: Callable[[str], str]) -> list[Line]:
+    count = fresh("poll_count")
+    body = poll_loops(body, fresh)
+    return [(depth, f"{count} = 0"),
+            (depth, header),
+            (depth + 1, f"if {count} == 0:"),
+            (depth + 2, "if stop_asked(err):"),
+            (depth + 3, "break"),
+            (depth + 2, f"{count} = {POLL_EVERY}"),
+            (depth + 1, f"{count} -= 1"),
+            *body]
