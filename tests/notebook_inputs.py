@@ -21,7 +21,7 @@ SMALLER: dict[str, list[tuple[str, str]]] = {
                            ("(produce 4000000 (", "(produce 200 ("),
                            ("(produce 200000 (\\i -> iota (if i < 100000",
                             "(produce 400 (\\i -> iota (if i < 200"),
-                           ("env[100]", "env[5]"), ("iota 2000000", "iota 200000")],
+                           ("env[100]", "env[5]"), ("iota 2000000", "iota 20000")],
     # the thesis' workloads: hundreds of rows, samples, links and candidate words
     "07-workloads.ipynb": [("let rows = 20000", "let rows = 300"),
                            ("(iota 200000)", "(iota 3000)"),
