@@ -48,6 +48,8 @@ QUALIFIED_FUNCTIONS = frozenset({"abs", "max", "min", "sqrt", "exp", "log", "sin
                                  "tan", "atan2", "floor", "ceil", "round", "sum", "product",
                                  "maximum", "minimum"})
 QUALIFIED_CONSTANTS = frozenset({"highest", "lowest", "pi"})
+FLOAT_ONLY = frozenset({"sqrt", "exp", "log", "sin", "cos", "tan", "atan2", "floor", "ceil",
+                        "round", "pi"})     # in the f32 and f64 modules only, as in Futhark
 
 
 def qualified_names() -> list[str]:
@@ -55,7 +57,7 @@ def qualified_names() -> list[str]:
     numeric = SCALAR_TYPES[1:]
     names = sorted(QUALIFIED_FUNCTIONS | QUALIFIED_CONSTANTS | set(numeric))
     return [f"{t}.{n}" for t in numeric for n in names
-            if n != "pi" or t in ("f32", "f64")]
+            if n not in FLOAT_ONLY or t in ("f32", "f64")]
 SCALAR_TYPES = SCALARS
 INT_RANGES = {t: int_range(t) for t in INTS}
 _OPEN_FORMS = ("if", "let", "loop")
@@ -367,6 +369,9 @@ class Parser:
         if name == "pi" and module in ("f32", "f64"):       # accel's `pi` is an f64
             return self.node(ast.Apply, start, self.node(ast.Var, start, module),
                              (self.node(ast.Var, start, name),))
+        if name in FLOAT_ONLY and module not in ("f32", "f64"):
+            raise self.error(f"`{token.text}` is not built: `{name}` is in the modules f32 "
+                             f"and f64 only (`f64.{name}`)", token)
         if name in QUALIFIED_CONSTANTS:
             return self.node(ast.Ascribe, start, self.node(ast.Var, start, name),
                              self.node(ast.TScalar, start, module))
