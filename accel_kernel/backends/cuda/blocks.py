@@ -8,8 +8,8 @@ of lanes 0..31 in order), a warp scan from lane `l - 1, 2, 4, 8, 16`. Lanes past
 hold the neutral element. All threads of a block (of a warp, for the warp helpers) call a
 helper together: shuffles and barriers are never under a divergent branch.
 
-Shuffles move 32- and 64-bit numbers; a `boolean`, and an 8- or 16-bit integer, travels as an
-int32.
+Shuffles move 32- and 64-bit signed integers and floats; a `boolean` travels as an int32, an
+unsigned or 8- or 16-bit integer as a signed one (`CARRIED`).
 """
 from __future__ import annotations
 
@@ -17,9 +17,11 @@ from dataclasses import dataclass
 
 FULL_MASK = "0xffffffff"
 WARP = 32
-WIDENED = frozenset({"int8", "int16", "uint8", "uint16"})     # shuffled as an int32
-SHUFFLED = frozenset({"int32", "int64", "uint32", "uint64", "float32", "float64", "boolean",
-                      *WIDENED})
+# numba's shuffles take int32, int64, float32 and float64: the other integers travel as one
+# of those (the same bits for uint32 and uint64, widened for 8 and 16 bits)
+CARRIED = {"int8": "int32", "int16": "int32", "uint8": "int32", "uint16": "int32",
+           "uint32": "int32", "uint64": "int64"}
+SHUFFLED = frozenset({"int32", "int64", "float32", "float64", "boolean", *CARRIED})
 
 
 @dataclass(frozen=True)
@@ -52,13 +54,14 @@ def numba_type(dtype_source: str) -> str:
 
 def shuffle(dtype: str, kind: str, value: str, delta: str) -> str:
     """The code of a warp shuffle (`kind`: "idx", "up", "down" or "xor") of `value`, a
-    number of numba type `dtype`: a `boolean` or an 8- or 16-bit integer travels as an int32."""
+    number of numba type `dtype`: a `boolean` travels as an int32, and so do the integers
+    numba does not shuffle (`CARRIED`)."""
     name = "shfl_sync" if kind == "idx" else f"shfl_{kind}_sync"
     call = f"cuda.{name}({FULL_MASK}, {{}}, {delta})"
     if dtype == "boolean":
         return call.format(f"numba.int32({value})") + " != 0"
-    if dtype in WIDENED:
-        return f"numba.{dtype}({call.format(f'numba.int32({value})')})"
+    if dtype in CARRIED:
+        return f"numba.{dtype}({call.format(f'numba.{CARRIED[dtype]}({value})')})"
     return call.format(value)
 
 
