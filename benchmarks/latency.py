@@ -25,9 +25,21 @@ events' seconds) and the overhead, the re-run's wall time minus that: parsing, t
 the compiler's passes or their cached result, host statements, boxing the result and
 building its display.
 
+Python's bytecode: this project's machines set `PYTHONDONTWRITEBYTECODE=1`, so there a
+process compiles accel_kernel's ~100 modules (and the generated ones) from source unless
+their `.pyc` files are already there, which an installed package's are (0.1 to 0.3 s of
+`accel run`). So every process here runs with Python's bytecode cache on
+(`PYTHONDONTWRITEBYTECODE` removed from its environment; `compileall` writes accel_kernel's
+`.pyc` files first, into the `__pycache__` folders git ignores; the site packages have
+theirs). `--no-pyc` runs the processes as the environment has it (Python still reads `.pyc`
+files already there: to measure without them, remove accel_kernel's `__pycache__` folders
+first). `PYTHONPYCACHEPREFIX` would not do: it moves every package's `.pyc` files, so numba
+and awkward would compile from source on their first import.
+
 Start-up: `python -m accel_kernel run FILE` (a small program: the tour's first cell) on
 `cpu` with a warm cache (one untimed run first, in the same cache directory) and on `interp`,
 the median of `--repeat` wall times each, beside `python -c pass` (the interpreter alone).
+The runs go in rounds, every command once a round.
 """
 from __future__ import annotations
 
@@ -233,21 +245,36 @@ def worker(cells_file: str, out_file: str) -> int:
 # ---------------------------------------------------------------- the parent
 
 
-def _env(**extra: str) -> dict[str, str]:
+def _env(pyc: bool = False, **extra: str) -> dict[str, str]:
+    """This environment, the repository on the path; with `pyc`, Python's bytecode cache on
+    (`PYTHONDONTWRITEBYTECODE` removed), else as the environment has it."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
+    if pyc:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.update(extra)
     return env
 
 
-def run_fresh(notebook: str, cells: list[str]) -> list[CellRow]:
-    """`measure_cells` in a fresh process with a new empty kernel cache."""
+def bytecode_cache() -> bool:
+    """The `.pyc` files of accel_kernel's and the benchmarks' modules (`compileall`, into
+    their `__pycache__` folders, which git ignores), as an installed package has them; the
+    site packages have theirs already."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", "accel_kernel", "benchmarks"],
+                   cwd=REPO, env=_env(True), check=True, stdout=subprocess.DEVNULL)
+    return True
+
+
+def run_fresh(notebook: str, cells: list[str], pyc: bool = False) -> list[CellRow]:
+    """`measure_cells` in a fresh process with a new empty kernel cache (with Python's
+    bytecode cache on where `pyc`, see `_env`)."""
     with tempfile.TemporaryDirectory(prefix="accel-latency-") as tmp:
         cache = Path(tmp) / "kernels"
         spec, out = Path(tmp) / "cells.json", Path(tmp) / "rows.json"
         spec.write_text(json.dumps({"notebook": notebook, "cells": cells}))
         subprocess.run([sys.executable, "-m", "benchmarks.latency", "--worker", str(spec),
-                        str(out)], cwd=REPO, env=_env(ACCEL_CACHE_DIR=str(cache)), check=True)
+                        str(out)], cwd=REPO, env=_env(pyc, ACCEL_CACHE_DIR=str(cache)),
+                       check=True)
         names = {f.name for f in fields(CellRow)}
         return [CellRow(**{k: v for k, v in row.items() if k in names})
                 for row in json.loads(out.read_text())]
@@ -266,24 +293,27 @@ def _wall(command: list[str], env: dict[str, str]) -> float:
     return time.perf_counter() - began
 
 
-def startup(repeat: int) -> list[Startup]:
-    """`accel run` of the small program: `cpu` with a warm cache, `interp`, and bare Python."""
-    found = []
+def startup(repeat: int, pyc: bool = False) -> list[Startup]:
+    """`accel run` of the small program on `interp` and on `cpu` with a warm kernel cache,
+    beside bare Python (with Python's bytecode cache on where `pyc`). One untimed run of
+    each first, then `repeat` rounds, each running every command once (the machine's drift
+    falls on all alike)."""
     with tempfile.TemporaryDirectory(prefix="accel-latency-") as tmp:
         program = Path(tmp) / "tour_first_cell.accel"
         program.write_text(STARTUP_PROGRAM)
-        env = _env(ACCEL_CACHE_DIR=str(Path(tmp) / "kernels"))
+        run = [sys.executable, "-m", "accel_kernel", "run", str(program), "--target"]
+        env = _env(pyc, ACCEL_CACHE_DIR=str(Path(tmp) / "kernels"))
         cases = [("python -c pass", [sys.executable, "-c", "pass"]),
-                 ("accel run --target interp", [sys.executable, "-m", "accel_kernel", "run",
-                                                str(program), "--target", "interp"]),
-                 ("accel run --target cpu, warm cache", [sys.executable, "-m", "accel_kernel",
-                                                         "run", str(program), "--target",
-                                                         "cpu"])]
-        for what, command in cases:
-            _wall(command, env)                 # warms the kernel cache and the page cache
-            runs = [_wall(command, env) for _ in range(repeat)]
-            found.append(Startup(what, statistics.median(runs), runs))
-    return found
+                 ("accel run --target interp", run + ["interp"]),
+                 ("accel run --target cpu, warm cache", run + ["cpu"])]
+        for _what, command in cases:
+            _wall(command, env)       # fills the kernel cache, warms the pages
+        runs: list[list[float]] = [[] for _ in cases]
+        for _round in range(repeat):
+            for (_what, command), mine in zip(cases, runs):
+                mine.append(_wall(command, env))
+    return [Startup(what, statistics.median(mine), mine)
+            for (what, _command), mine in zip(cases, runs)]
 
 
 # ---------------------------------------------------------------- the report
@@ -357,6 +387,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="comma-separated notebooks, relative to the repository")
     parser.add_argument("--repeat", type=int, default=5, help="runs of each start-up command")
     parser.add_argument("--no-startup", action="store_true", help="cells only")
+    parser.add_argument("--no-pyc", action="store_true",
+                        help="run the processes as the environment has it (no bytecode "
+                             "written where PYTHONDONTWRITEBYTECODE is set)")
     parser.add_argument("--worker", nargs=2, metavar=("CELLS_JSON", "OUT_JSON"),
                         help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -368,18 +401,23 @@ def main(argv: list[str] | None = None) -> int:
         shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv)])
     print(f"command: `{command}` ({date.today().isoformat()})")
     print(f"machine: {machine()}; load average (1, 5, 15 min) before: {_load()}")
+    print(f"this environment: PYTHONDONTWRITEBYTECODE="
+          f"{os.environ.get('PYTHONDONTWRITEBYTECODE', '(unset)')}; the processes "
+          + ("as it is" if args.no_pyc else "with Python's bytecode cache (compileall "
+                                            "first)"))
     others = OtherLoad()
     started = time.perf_counter()
     rows: list[CellRow] = []
+    pyc = not args.no_pyc and bytecode_cache()
     for notebook in (n.strip() for n in args.notebooks.split(",") if n.strip()):
-        rows += run_fresh(notebook, code_cells(REPO / notebook))
+        rows += run_fresh(notebook, code_cells(REPO / notebook), pyc)
     print()
     print_cells(rows)
     print()
     print_summary(rows)
     if not args.no_startup:
         print()
-        print_startup(startup(args.repeat))
+        print_startup(startup(args.repeat, pyc))
     print()
     print(f"total {time.perf_counter() - started:.0f} s; other processes used "
           f"{others.cores():.2f} cores on average during the run; load average after: "
