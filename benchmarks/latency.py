@@ -14,7 +14,7 @@ first run, then the re-run (Shift-Enter twice). A cell runs through the kernel's
 (`AccelKernel._run_cell`: `%` lines checked, the session snapshot, `magics.run_magic` for
 `%stages`, `%step`, `%show`, `%time`, `%target`, `Session.execute` for code, the result's
 display bundle), with a stand-in for the Jupyter messaging (what the kernel would send is
-kept in a list); not timed: ZeroMQ and the cell thread's hand-off (well under a millisecond).
+kept in a list); not timed: ZeroMQ and the cell thread's hand-off (`--kernel` measures them).
 The cells are the notebook's as written (no smaller inputs), on the notebook's targets (`cpu`,
 the default, unless a `%target` cell says otherwise; the target column says which ran).
 
@@ -35,6 +35,10 @@ theirs). `--no-pyc` runs the processes as the environment has it (Python still r
 files already there: to measure without them, remove accel_kernel's `__pycache__` folders
 first). `PYTHONPYCACHEPREFIX` would not do: it moves every package's `.pyc` files, so numba
 and awkward would compile from source on their first import.
+
+`--kernel NOTEBOOKS` also runs those notebooks' cells through a real accel kernel process
+(`jupyter_client`, on its own empty cache), timed from `execute_request` to `execute_reply`,
+beside the in-process times: what the messaging and the cell thread add.
 
 Start-up: `python -m accel_kernel run FILE` (a small program: the tour's first cell) on
 `cpu` with a warm cache (one untimed run first, in the same cache directory) and on `interp`,
@@ -283,6 +287,67 @@ def run_fresh(notebook: str, cells: list[str], pyc: bool = False) -> list[CellRo
 
 
 @dataclass
+class KernelRow:
+    notebook: str
+    cell: int
+    first_s: float               # execute request to its reply, a real kernel process
+    rerun_s: float
+    status: str                  # the reply's status ("ok", "error")
+
+
+def through_kernel(notebook: str, cells: list[str], pyc: bool = False,
+                   timeout: float = 600.0) -> list[KernelRow]:
+    """The cells' first runs and re-runs as a notebook client sees them: a real accel kernel
+    process (jupyter_client, kernelspec `accel`) started on a new empty kernel cache, each
+    time from sending `execute_request` to its `execute_reply` (which the kernel sends after
+    the cell's outputs): the in-process numbers plus the messaging and the cell thread."""
+    from jupyter_client.manager import KernelManager
+
+    with tempfile.TemporaryDirectory(prefix="accel-latency-") as tmp:
+        manager = KernelManager(kernel_name="accel")
+        manager.start_kernel(env=_env(pyc, ACCEL_CACHE_DIR=str(Path(tmp) / "kernels")))
+        client = manager.client()
+        client.start_channels()
+        try:
+            client.wait_for_ready(timeout=timeout)
+            rows = []
+            for number, code in enumerate(cells, start=1):
+                timed = []
+                for _run in range(2):
+                    began = time.perf_counter()
+                    msg_id = client.execute(code)
+                    while True:
+                        reply = client.get_shell_msg(timeout=timeout)
+                        if reply["parent_header"].get("msg_id") == msg_id:
+                            break
+                    timed.append((time.perf_counter() - began, reply["content"]["status"]))
+                (first, s1), (rerun, s2) = timed
+                rows.append(KernelRow(notebook, number, first, rerun,
+                                      s1 if s1 == s2 else f"{s1}, then {s2}"))
+            return rows
+        finally:
+            client.stop_channels()
+            manager.shutdown_kernel(now=True)
+
+
+def print_kernel(rows: list[KernelRow], cells: list[CellRow]) -> None:
+    """The real kernel's times beside the in-process ones of the same cells (another
+    process, another moment: both are samples)."""
+    inproc = {(r.notebook, r.cell): r for r in cells}
+    print("| notebook | cell | first run ms, kernel | in-process | re-run ms, kernel | "
+          "in-process | status |")
+    print("|---|---:|---:|---:|---:|---:|---|")
+    shown = None
+    for r in rows:
+        name = Path(r.notebook).name if r.notebook != shown else ""
+        shown = r.notebook
+        mine = inproc.get((r.notebook, r.cell))
+        first, rerun = ((_ms(mine.first_s), _ms(mine.rerun_s)) if mine else ("—", "—"))
+        print(f"| {name} | {r.cell} | {_ms(r.first_s)} | {first} | {_ms(r.rerun_s)} | "
+              f"{rerun} | {r.status} |")
+
+
+@dataclass
 class Startup:
     what: str
     median_s: float
@@ -393,6 +458,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="comma-separated notebooks, relative to the repository")
     parser.add_argument("--repeat", type=int, default=5, help="runs of each start-up command")
     parser.add_argument("--no-startup", action="store_true", help="cells only")
+    parser.add_argument("--kernel", metavar="NOTEBOOKS",
+                        help="also run these notebooks' cells through a real kernel process "
+                             "(jupyter_client), for comparison")
     parser.add_argument("--no-pyc", action="store_true",
                         help="run the processes as the environment has it (no bytecode "
                              "written where PYTHONDONTWRITEBYTECODE is set)")
@@ -421,6 +489,12 @@ def main(argv: list[str] | None = None) -> int:
     print_cells(rows)
     print()
     print_summary(rows)
+    if args.kernel:
+        print()
+        kernel_rows: list[KernelRow] = []
+        for notebook in (n.strip() for n in args.kernel.split(",") if n.strip()):
+            kernel_rows += through_kernel(notebook, code_cells(REPO / notebook), pyc)
+        print_kernel(kernel_rows, rows)
     if not args.no_startup:
         print()
         print_startup(startup(args.repeat, pyc))

@@ -65,3 +65,12 @@ def test_startup_program_and_notebooks_are_there():
     assert Session(target="interp").execute(L.STARTUP_PROGRAM).text == "[14, 16, 0, 61]"
     for notebook in L.NOTEBOOKS:
         assert L.code_cells(REPO / notebook)
+
+
+def test_cells_through_a_real_kernel(capsys):
+    rows = L.through_kernel("tiny", ["%target interp", "1 + 2", "1 +"])
+    assert [(r.cell, r.status) for r in rows] == [(1, "ok"), (2, "ok"), (3, "error")]
+    assert all(math.isfinite(t) and t > 0 for r in rows for t in (r.first_s, r.rerun_s))
+    L.print_kernel(rows, [])
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.count("|") == 8]
+    assert len(lines) == 2 + len(rows)
