@@ -2,8 +2,10 @@
 run and the re-run of every code cell of the tour notebooks on a fresh kernel with an empty
 kernel cache, and `accel run`'s start-up with a warm one.
 
-    python -m benchmarks.latency [--notebooks notebooks/00-tour.ipynb,notebooks/04-fusion.ipynb]
-                                 [--repeat 5] [--no-startup]
+    python -m benchmarks.latency [--notebooks NB[,NB]] [--repeat 5] [--no-startup]
+                                 [--no-pyc] [--kernel NB[,NB]]
+
+(default notebooks: notebooks/00-tour.ipynb and notebooks/04-fusion.ipynb)
 
 Cells. Each notebook runs in a fresh process (`python -m benchmarks.latency --worker`) whose
 `$ACCEL_CACHE_DIR` (where `targets.CompileOptions.from_environment` puts the `cpu` target's
@@ -27,7 +29,7 @@ building its display.
 
 Python's bytecode: this project's machines set `PYTHONDONTWRITEBYTECODE=1`, so there a
 process compiles accel_kernel's ~100 modules (and the generated ones) from source unless
-their `.pyc` files are already there, which an installed package's are (0.1 to 0.3 s of
+their `.pyc` files are already there, which an installed package's are (0.1 to 0.4 s of
 `accel run`). So every process here runs with Python's bytecode cache on
 (`PYTHONDONTWRITEBYTECODE` removed from its environment; `compileall` writes accel_kernel's
 `.pyc` files first, into the `__pycache__` folders git ignores; the site packages have
