@@ -27,6 +27,12 @@ For each workload of benchmarks/workloads.py, each baseline and each accel targe
 The ratio is the median over hand-written numba's. numba's output is also the one every other
 variant must agree with (`workloads.check` on `Workload.canonical` outputs).
 
+The bandwidth ceiling (`CEILINGS`): for the segmented sum, a flat `np.sum` over the same
+values array is timed in the same rounds (a row of its own, not compared: it has no rows),
+and a second table gives each variant's GB/s (the bytes it must move: the values and offsets
+read, one f64 a row written) and that as a fraction of `np.sum`'s GB/s over the values alone:
+what this machine's memory system gives one pass over the data.
+
 Sizes: scale 1.0 is the issue's (see workloads.py for how a smaller scale shrinks each). At
 scale 1 the process needs about 14 GiB (the `numpy` target's n-body and triples materialize
 every pair and every candidate); run one workload at a time (`--only`) where that is too much.
@@ -71,6 +77,24 @@ class Timing:
     ratio: float | None = None
     agrees: bool | None = None
     note: str = ""                      # skipped or failed, and why
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    name: str                               # the variant's name in the tables
+    call: Callable[[dict], Any]             # on `Inputs.data`
+    moved: Callable[[dict], int]            # bytes a variant of the workload must move
+    flat: Callable[[dict], int]             # bytes `call` moves
+
+
+# the memory system's ceiling for a workload: one flat pass over the same data
+CEILINGS = {
+    "seg_sum": Ceiling("np.sum over the values (flat: the ceiling)",
+                       lambda d: np.sum(d["values"]),
+                       lambda d: d["values"].nbytes + d["offsets"].nbytes
+                       + 8 * (len(d["offsets"]) - 1),
+                       lambda d: d["values"].nbytes),
+}
 
 
 @dataclass
@@ -153,11 +177,47 @@ def run_workload(workload: W.Workload, scale: float, targets: list[str], repeat:
         timed.append((variant, timing))
         del value
         gc.collect()
+    ceiling = CEILINGS.get(workload.name)
+    if ceiling is not None:               # timed in the same rounds; nothing to agree with
+        flat = Variant(ceiling.name, lambda: ceiling.call(tiny.data),
+                       lambda: ceiling.call(inputs.data))
+        timing, _value = first_calls(workload, inputs.size, flat)
+        rows.append(timing)
+        timed.append((flat, timing))
     interleaved(timed, repeat, budget)
     base = timed[0][1].median if timed else None
     for _variant, timing in timed:
         timing.ratio = timing.median / base if base else None
+    if ceiling is not None:
+        BYTES[workload.name] = (ceiling.moved(inputs.data), ceiling.flat(inputs.data))
     return rows
+
+
+BYTES: dict[str, tuple[int, int]] = {}     # workload -> (bytes a variant moves, the ceiling's)
+
+
+def print_ceilings(rows: list[Timing]) -> None:
+    """Each timed variant of a workload with a ceiling in GB/s, and as a fraction of the
+    ceiling's GB/s (both measured in this run)."""
+    for name, (moved, flat) in BYTES.items():
+        mine = [r for r in rows if r.workload == name and r.median]
+        top = next((r for r in mine if r.variant == CEILINGS[name].name), None)
+        if top is None:
+            continue
+        ceiling_gbs = flat / top.median / 1e9
+        print(f"{name}: GB/s of the {moved / 1e9:.3g} GB each variant moves (values, offsets, "
+              f"one f64 a row); the ceiling: {CEILINGS[name].name}, {flat / 1e9:.3g} GB in "
+              f"{_seconds(top.median)} s = {ceiling_gbs:.3g} GB/s")
+        print()
+        print("| workload | variant | median s | GB/s | of the ceiling's GB/s |")
+        print("|---|---|---:|---:|---:|")
+        for r in mine:
+            if r is top:
+                continue
+            gbs = moved / r.median / 1e9
+            print(f"| {name} | {r.variant} | {_seconds(r.median)} | {gbs:.3g} | "
+                  f"{gbs / ceiling_gbs:.0%} |")
+        print()
 
 
 # ---------------------------------------------------------------- the report
@@ -304,6 +364,7 @@ def main(argv: list[str] | None = None) -> int:
         gc.collect()
     notes = print_table(rows)
     print()
+    print_ceilings(rows)
     for number, note in enumerate(notes, start=1):
         print(f"[{number}] {note}")
     for w in chosen:
