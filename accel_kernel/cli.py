@@ -260,6 +260,8 @@ def _main(argv: list[str] | None, own_process: bool) -> int:
         with accel_errors("cli"):     # printing a value, say: still an accel error, no traceback
             return _run(args, own_process) if args.command == "run" else _stages(args)
     except AccelError as err:
+        if isinstance(err.__cause__, BrokenPipeError):     # the reader left: not a bug
+            raise err.__cause__ from None
         return _error(err, args)
 
 

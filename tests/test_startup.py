@@ -3,7 +3,8 @@ program without importing the heavy modules it does not use (RESULTS.md, "Start-
 run`"), while `cli.main`, which runs in its caller's process, leaves numba's extensions alone.
 
 Each case runs a small script in a subprocess that calls the command line and then writes the
-names in `sys.modules` to a file; no timing is asserted.
+names in `sys.modules` to a file; no timing is asserted. The last test is the command's own
+end: a reader that leaves early (`accel stages F | head`) is no error.
 """
 from __future__ import annotations
 
@@ -74,3 +75,14 @@ def test_main_in_its_callers_process_leaves_numbas_extensions_loaded(tmp_path):
     modules, printed = run(tmp_path, "main", "cpu")
     assert printed == expected_value()
     assert registered <= modules
+
+
+def test_a_reader_that_leaves_early_is_not_an_error():
+    """`accel stages F | head`: the pipe closes before the output is written."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.Popen([sys.executable, "-m", "accel_kernel", "stages", str(PROGRAM)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=REPO)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=300) == 0, err
+    assert err == ""
