@@ -1,6 +1,6 @@
 """`python -m accel_kernel ...` is the `accel` command line."""
 import sys
 
-from .cli import main
+from .cli import command
 
-sys.exit(main())
+sys.exit(command())

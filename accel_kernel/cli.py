@@ -10,10 +10,16 @@ message`, then the source line and a caret); 2 a usage problem or a target or st
 yet; 3 an `InternalError` (a bug of accel_kernel, printed like an accel error, naming the stage
 it happened in: please report it). No Python traceback is printed, except with `--debug`,
 which adds the traceback of an internal error after its message.
+
+`command()` is the command itself (the `accel` script, `python -m accel_kernel`): `main` in a
+process that ends with it, which may therefore do two process-wide things `main` does not do
+(tests and scripts call `main` in their own process): it skips numba's extensions on `cpu`
+(`_without_numba_extensions`) and freezes the heap before exit.
 """
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import sys
@@ -75,7 +81,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace, own_process: bool) -> int:
     from .runtime.events import JsonLines
     from .session import Session
     text = _read(args.file)
@@ -88,6 +94,8 @@ def _run(args: argparse.Namespace) -> int:
     except (NotImplementedError, ValueError) as err:    # not built; a budget not a size
         print(f"accel: {err}", file=sys.stderr)
         return 2
+    if own_process and session.target_record.compiler == "numba":
+        _without_numba_extensions()
     try:
         trace = open(args.trace, "w", encoding="utf-8") if args.trace else None
     except OSError as err:
@@ -109,6 +117,18 @@ def _run(args: argparse.Namespace) -> int:
             trace.close()
         session.close()
     return 0
+
+
+def _without_numba_extensions() -> None:
+    """At its first compile numba loads the extensions other packages register (their
+    `numba_extensions` entry points): Awkward's imports all of awkward (0.1 to 0.2 s). The
+    `cpu` target's kernels take only numpy arrays and scalars, so this process loads none:
+    numba's own flag is set to say they are loaded (were it renamed, nothing would change)."""
+    try:
+        from numba.core import entrypoints
+    except ImportError:         # the target's own check says so, naming what is missing
+        return
+    entrypoints._already_initialized = True
 
 
 def _error(err: AccelError, args: argparse.Namespace) -> int:
@@ -210,24 +230,40 @@ def _kernel(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line run in the caller's process (`command` is the `accel` command)."""
+    return _guarded(argv, own_process=False)
+
+
+def command() -> int:
+    """The `accel` command: `main` as the whole life of its process."""
     try:
-        return _main(argv)
+        return _guarded(None, own_process=True)
+    finally:
+        # the process ends now: its last collection would walk numba's heap (0.1 to 0.3 s)
+        gc.freeze()
+
+
+def _guarded(argv: list[str] | None, own_process: bool) -> int:
+    try:
+        return _main(argv, own_process)
     except BrokenPipeError:       # `accel stages F | head`: the reader left, nothing is wrong
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
 
 
-def _main(argv: list[str] | None) -> int:
+def _main(argv: list[str] | None, own_process: bool) -> int:
     args = _parser().parse_args(argv)
     if args.command == "kernel":
         return _kernel(args)
     from .boundary import accel_errors
     try:
         with accel_errors("cli"):     # printing a value, say: still an accel error, no traceback
-            return _run(args) if args.command == "run" else _stages(args)
+            return _run(args, own_process) if args.command == "run" else _stages(args)
     except AccelError as err:
+        if isinstance(err.__cause__, BrokenPipeError):     # the reader left: not a bug
+            raise err.__cause__ from None
         return _error(err, args)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(command())
