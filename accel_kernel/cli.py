@@ -82,6 +82,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _run(args: argparse.Namespace, own_process: bool) -> int:
+    from .runtime.cancel import on_sigint
     from .runtime.events import JsonLines
     from .session import Session
     text = _read(args.file)
@@ -104,7 +105,8 @@ def _run(args: argparse.Namespace, own_process: bool) -> int:
     if trace is not None:
         session.events.subscribe(JsonLines(trace))
     try:
-        result = session.execute(text, name=args.file)
+        with on_sigint(session.cancel):       # Ctrl-C stops compiled loops too: Interrupted
+            result = session.execute(text, name=args.file)
         if result.has_value:     # in here: reading a value kept on the device is traced too
             print(json.dumps(result.json) if args.json else result.text)
     except AccelError as err:
@@ -249,6 +251,9 @@ def _guarded(argv: list[str] | None, own_process: bool) -> int:
     except BrokenPipeError:       # `accel stages F | head`: the reader left, nothing is wrong
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except KeyboardInterrupt:     # Ctrl-C: the user asked; no traceback (128 + SIGINT)
+        print("error: interrupted", file=sys.stderr)
+        return 130
 
 
 def _main(argv: list[str] | None, own_process: bool) -> int:

@@ -222,3 +222,29 @@ def test_run_on_a_local_cluster_gives_the_same_value(tmp_path, capsys):
     assert "not allowed with argument" in capsys.readouterr().err
     assert main(["run", path, "--workers", "0"]) == 2
     assert "a cluster is `local N`" in capsys.readouterr().err
+
+
+def test_ctrl_c_stops_a_compiled_loop_without_a_traceback(tmp_path):
+    """SIGINT to `accel run` (Ctrl-C) while a loop inside a map runs on `cpu` (its natural
+    length: hours): the run ends with accel's Interrupted at the loop (or, if the signal came
+    before the session was made, `error: interrupted`), never a Python traceback."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    program = tmp_path / "long.accel"
+    program.write_text("map (\\n -> loop s = 0 for i < n do s + i % 7) [10000000000000, 3]\n")
+    child = subprocess.Popen([sys.executable, "-m", "accel_kernel", "run", str(program),
+                              "--target", "cpu"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    time.sleep(3)
+    child.send_signal(signal.SIGINT)
+    try:
+        out, err = child.communicate(timeout=300)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        raise AssertionError("accel run went on after Ctrl-C")
+    assert "Traceback" not in err and out == ""
+    assert (child.returncode, err.splitlines()[0]) in (
+        (1, f"error: Interrupted at {program}:1:12: evaluation interrupted"),
+        (130, "error: interrupted")), err

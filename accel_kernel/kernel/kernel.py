@@ -29,7 +29,6 @@ import contextvars
 import fnmatch
 import logging
 import re
-import signal
 import threading
 import time
 import uuid
@@ -47,6 +46,7 @@ from traitlets import Float
 
 from ..boundary import internal_error
 from ..lang.errors import AccelError, InternalError
+from ..runtime.cancel import on_sigint
 from ..targets import DEFAULT_TARGET
 from . import display, magics
 
@@ -344,21 +344,8 @@ class AccelKernel(Kernel):
     @contextlib.contextmanager
     def _cancel_on_sigint(self) -> Iterator[None]:
         """While a cell runs, SIGINT asks the evaluator to stop instead of raising."""
-        token = self.accel.cancel
-        token.clear()
-
-        def on_sigint(signum: int, frame: Any) -> None:
-            token.set()
-
-        try:
-            previous = signal.signal(signal.SIGINT, on_sigint)
-        except ValueError:        # not the main thread: interrupts cannot reach us here
-            previous = None
-        try:
+        with on_sigint(self.accel.cancel):
             yield
-        finally:
-            if previous is not None:
-                signal.signal(signal.SIGINT, previous)
 
     # ------------------------------------------------------------------ complete / inspect
 

@@ -10,6 +10,7 @@ kernel's loops read the slot every few thousand iterations (`backends/cpu/pollin
 from __future__ import annotations
 
 import contextlib
+import signal
 import threading
 from typing import Any, Iterator
 
@@ -56,3 +57,20 @@ class CancelToken:
 
     def __repr__(self) -> str:
         return f"CancelToken(set={self.is_set()})"
+
+
+@contextlib.contextmanager
+def on_sigint(token: CancelToken) -> Iterator[None]:
+    """While inside, SIGINT (Ctrl-C, the kernel's Interrupt) sets `token` instead of raising
+    KeyboardInterrupt: the evaluation stops where it polls, compiled loops included. Outside
+    the main thread signals cannot be handled: then nothing changes."""
+    token.clear()
+    try:
+        previous = signal.signal(signal.SIGINT, lambda signum, frame: token.set())
+    except ValueError:        # not the main thread
+        previous = None
+    try:
+        yield
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
