@@ -62,7 +62,7 @@ import time
 from dataclasses import asdict, dataclass, fields
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 REPO = Path(__file__).resolve().parent.parent
 # the issue's bars, counted in the summary: no first run over 2 s, re-runs under 20 ms overhead
@@ -339,10 +339,7 @@ def print_kernel(rows: list[KernelRow], cells: list[CellRow]) -> None:
     print("| notebook | cell | first run ms, kernel | in-process | re-run ms, kernel | "
           "in-process | status |")
     print("|---|---:|---:|---:|---:|---:|---|")
-    shown = None
-    for r in rows:
-        name = Path(r.notebook).name if r.notebook != shown else ""
-        shown = r.notebook
+    for name, r in _first_names(rows):
         mine = inproc.get((r.notebook, r.cell))
         first, rerun = ((_ms(mine.first_s), _ms(mine.rerun_s)) if mine else ("—", "—"))
         print(f"| {name} | {r.cell} | {_ms(r.first_s)} | {first} | {_ms(r.rerun_s)} | "
@@ -397,14 +394,19 @@ def _cell_text(text: str, width: int = 48) -> str:
     return "`" + (text if len(text) <= width else text[:width - 1] + "…") + "`"
 
 
+def _first_names(rows: list) -> Iterator[tuple[str, Any]]:
+    """Each row with its notebook's name, given on the notebook's first row only."""
+    shown = None
+    for r in rows:
+        yield (Path(r.notebook).name if r.notebook != shown else ""), r
+        shown = r.notebook
+
+
 def print_cells(rows: list[CellRow]) -> None:
     print("| notebook | cell | first line | target | first run ms | compiles (s) | re-run ms "
           "| re-run compiles | in kernels ms | re-run overhead ms | outcome |")
     print("|---|---:|---|---|---:|---:|---:|---:|---:|---:|---|")
-    shown = None
-    for r in rows:
-        name = Path(r.notebook).name if r.notebook != shown else ""
-        shown = r.notebook
+    for name, r in _first_names(rows):
         print(f"| {name} | {r.cell} | {_cell_text(r.source)} | {r.target} | {_ms(r.first_s)} | "
               f"{r.first_compiles} ({r.first_compile_s:.2f}) | {_ms(r.rerun_s)} | "
               f"{r.rerun_compiles} | {_ms(r.rerun_kernels_s)} | {_ms(r.rerun_overhead_s)} | "

@@ -8,6 +8,7 @@ test starts its own, as it kills a worker.
 """
 from __future__ import annotations
 
+import math
 import os
 import re
 import signal
@@ -38,19 +39,31 @@ def cluster():
     chosen.close()
 
 
-def outcome(session: Session, code: str, name: str = "cell"):
-    """("value", printed value) or ("error", kind, position) of one cell."""
+def outcome(session: Session, code: str, name: str = "cell", as_json: bool = False):
+    """("value", printed value, or its JSON form) or ("error", kind, position) of one cell."""
     try:
-        return "value", session.execute(code, name).text
+        result = session.execute(code, name)
+        return "value", result.json if as_json else result.text
     except AccelError as err:
         return "error", err.kind, err.location()
 
 
-def on_cluster(session: Session, code: str, name: str = "cell"):
+def on_cluster(session: Session, code: str, name: str = "cell", as_json: bool = False):
     """The cell's outcome and the names of the workers its sequences' steps ran on."""
     with session.events.recording() as log:
-        result = outcome(session, code, name)
+        result = outcome(session, code, name, as_json)
     return result, {e.worker for e in log if isinstance(e, E.Step)}
+
+
+def close(a, b) -> bool:
+    """Equal, floats to 1e-9 relative: a fold of floats (a PageRank's ranks) joins its
+    chunks' partial results in an order the chunk sizes decide, and those follow the
+    machine's load, so the last digits may differ from interp's left-to-right fold."""
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(close(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) and isinstance(b, float):
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+    return a == b
 
 
 def test_the_suite_has_sequence_programs():
@@ -59,16 +72,23 @@ def test_the_suite_has_sequence_programs():
 
 @pytest.mark.parametrize("target", ["numpy", "cpu"])
 def test_every_sequence_program_gives_the_same_result_on_the_cluster(cluster, target):
+    # on cpu every worker compiles each program's kernels (about 4 s a program with an empty
+    # kernel cache, the suite's longest test): there the `seq_` programs and an error, all of
+    # them on numpy
+    programs = PROGRAMS if target == "numpy" else \
+        [p for p in PROGRAMS if p.name.startswith(("seq_", "error_seq_element"))]
     ran_there = 0
-    for path in PROGRAMS:
+    for path in programs:
         code = path.read_text(encoding="utf-8")
-        expected = outcome(Session(target=target), code, path.name)
+        # the meaning is interp's (every target gives its text): in this process nothing is
+        # compiled, only on the workers
+        expected = outcome(Session(target="interp"), code, path.name)
         got, workers = on_cluster(Session(target=target, cluster=cluster), code, path.name)
         assert got == expected, path.name
         assert "" not in workers, f"{path.name}: a step ran outside the cluster"
         ran_there += bool(workers)
     # most programs consume a sequence outside every map (inside a map it is an array)
-    assert ran_there >= len(PROGRAMS) // 2, ran_there
+    assert ran_there >= len(programs) // 2, ran_there
 
 
 @pytest.mark.parametrize("name", ["05-sequences.ipynb", "07-workloads.ipynb"])
@@ -82,8 +102,8 @@ def test_the_sequence_notebooks_give_the_same_results_on_the_cluster(cluster, na
         if source.startswith("%"):       # magics and %%python: the kernel's tests run those
             python_cells += 1
             continue
-        got, used = on_cluster(session, source, f"cell{k}")
-        assert got == outcome(reference, source, f"cell{k}"), source
+        got, used = on_cluster(session, source, f"cell{k}", as_json=True)
+        assert close(got, outcome(reference, source, f"cell{k}", as_json=True)), source
         workers |= used
     assert workers == {"0", "1"}, workers
 

@@ -38,6 +38,7 @@ import numpy as np
 
 from ..host import FLAT, HostValue
 from ..lang.errors import AccelError
+from ..runtime.cancel import sigint_handler
 from .magics import MagicError
 
 FORMATS = ".npy, .npz, .json, .parquet"
@@ -246,15 +247,8 @@ def run_python(session: Any, namespace: dict[str, Any], code: str, name: str) ->
 def _interruptible() -> Iterator[None]:
     """Python code stops at an interrupt (KeyboardInterrupt), which the kernel's SIGINT
     handler (it asks the accel evaluator to stop at its next check) would not do."""
-    try:
-        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    except ValueError:                 # not the main thread: signals cannot reach us here
-        previous = None
-    try:
+    with sigint_handler(signal.default_int_handler):
         yield
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
 
 
 def _is_data(value: Any) -> bool:

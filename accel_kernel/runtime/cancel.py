@@ -60,13 +60,11 @@ class CancelToken:
 
 
 @contextlib.contextmanager
-def on_sigint(token: CancelToken) -> Iterator[None]:
-    """While inside, SIGINT (Ctrl-C, the kernel's Interrupt) sets `token` instead of raising
-    KeyboardInterrupt: the evaluation stops where it polls, compiled loops included. Outside
-    the main thread signals cannot be handled: then nothing changes."""
-    token.clear()
+def sigint_handler(handler: Any) -> Iterator[None]:
+    """While inside, SIGINT calls `handler` (a signal handler). Outside the main thread
+    signals cannot be handled: then nothing changes."""
     try:
-        previous = signal.signal(signal.SIGINT, lambda signum, frame: token.set())
+        previous = signal.signal(signal.SIGINT, handler)
     except ValueError:        # not the main thread
         previous = None
     try:
@@ -74,3 +72,12 @@ def on_sigint(token: CancelToken) -> Iterator[None]:
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
+
+
+@contextlib.contextmanager
+def on_sigint(token: CancelToken) -> Iterator[None]:
+    """While inside, SIGINT (Ctrl-C, the kernel's Interrupt) sets `token` instead of raising
+    KeyboardInterrupt: the evaluation stops where it polls, compiled loops included."""
+    token.clear()
+    with sigint_handler(lambda signum, frame: token.set()):
+        yield
