@@ -1,6 +1,7 @@
 """The value boundary: interpreter values to text, JSON and Python (numpy / Awkward), and back.
 
-- `format_value(v, t)`: accel syntax (`5`, `5i32`, `255u8`, `0.1`, `1.5f32`, `true`, `[1, 2]`, `(1, 2.0)`);
+- `format_value(v, t)`: accel syntax (`5`, `5i32`, `255u8`, `0.1`, `1.5f32`, `true`, `[1, 2]`,
+  `(1, 2.0)`);
 - `to_json(v, t)`: lists, numbers, booleans, `None` for non-finite floats;
 - `to_python(v, t)`: numpy scalars, numpy arrays for regular arrays of scalars (any rank),
   `ak.Array` for ragged arrays and arrays of tuples, Python tuples; a sequence as its array;
@@ -20,9 +21,7 @@ import numpy as np
 
 from .backends.interp.model import Sequence, describe, is_function
 from .lang import types as T
-from .lang.scalar_ops import DTYPES as _DTYPES
-from .lang.scalar_ops import FLOATS as _FLOATS
-from .lang.scalar_ops import INTS as _INTS
+from .lang.scalar_ops import DTYPES as _DTYPES, FLOATS as _FLOATS, INTS as _INTS
 from .lang.scalar_ops import scalar_type as _scalar_type
 
 

@@ -36,7 +36,8 @@ class Renames(dict):
 
 
 class Binders:
-    """The binder methods of the `Desugarer` (which provides `ctx`, `b`, `fresh`)."""
+    """The binder methods of the `Desugarer` (which provides `ctx`, `b`, `fresh`,
+    `globals_so_far`)."""
 
     def binder_names(self, patterns: Iterable[ast.Pattern], scope: Scope) -> set[str]:
         """Variables of lambda, let or def parameters, and their size names not in scope."""
@@ -67,10 +68,6 @@ class Binders:
                                     note=renames.why.get(src, "")) as rewrite:
                 rewrite.after = new
         return result
-
-    def global_names(self) -> set[str]:
-        """The globals defined so far (a size name of an annotation never refers to one)."""
-        return getattr(self, "globals_so_far", set())
 
     def bind_name(self, src: str, scope: Scope, renames: Renames, taken: set[str]) -> str:
         out = renames.get(src, src)
@@ -108,7 +105,7 @@ class Binders:
             if kind == "param":
                 if ref is None:     # a new size: renamed away from a global of its name,
                     out = self.bind_name(s, scope, renames,   # which it does not refer to
-                                         taken | scope.outs | set(avoid) | self.global_names())
+                                         taken | scope.outs | set(avoid) | self.globals_so_far)
                     bindings[s] = Binding(out, I64)
                     ref = out
             elif kind == "loop":
