@@ -203,15 +203,22 @@ def test_load_and_python_in_the_kernel(tmp_path):
         kc.execute_interactive("ys", timeout=60, output_hook=outputs.append)
         assert [o["content"]["data"]["text/plain"] for o in outputs
                 if o["msg_type"] == "execute_result"] == ["[30, 20, 10, 0]"]
-        msg_id = kc.execute("%%python\nimport time\nys = 1\nwhile True: time.sleep(0.01)")
-        time.sleep(1.0)
+        started = tmp_path / "started"             # the loop runs before the interrupt
+        msg_id = kc.execute(f"%%python\nimport time, pathlib\nys = 1\n"
+                            f"pathlib.Path({str(started)!r}).touch()\n"
+                            f"while True: time.sleep(0.01)")
+        deadline = time.monotonic() + 60
+        while not started.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
         km.interrupt_kernel()                       # a Python loop stops at an interrupt
         reply = kc.get_shell_msg(timeout=60)
         assert reply["parent_header"]["msg_id"] == msg_id
         assert reply["content"]["ename"] == "Interrupted"
         outputs.clear()
-        kc.execute_interactive("%%python\nimport sys\nprint('out'); print('err', file=sys.stderr)"
-                               "\nys", timeout=60, output_hook=outputs.append)
+        reply = kc.execute_interactive("%%python\nimport sys\nprint('out'); "
+                                       "print('err', file=sys.stderr)\nys", timeout=60,
+                                       output_hook=outputs.append)
+        assert reply["content"]["status"] == "ok", (reply["content"], outputs)
         texts = [o["content"].get("text") or o["content"]["data"]["text/plain"]
                  for o in outputs if o["msg_type"] in ("stream", "execute_result",
                                                         "display_data")]
