@@ -93,14 +93,25 @@ class CompileOptions:
     back ends read no environment variable): made once where a session is made, from the
     environment (`from_environment`), or by whoever makes the session (the tests)."""
     cache_dir: Path      # where `cpu` keeps its generated modules and numba their machine code
+    # which variant of a `cpu` kernel runs (backends/cpu/tiers.py): `tiered` (sequential
+    # below a launch size, parallel above it once compiled), `sequential` or `parallel`
+    kernels: str = "tiered"
 
     @staticmethod
     def from_environment(environ: Mapping[str, str] = os.environ) -> "CompileOptions":
         """The options a user sets through the environment: `$ACCEL_CACHE_DIR`, else
-        `~/.cache/accel_kernel/kernels`."""
+        `~/.cache/accel_kernel/kernels`; `$ACCEL_KERNELS` (`tiered`, the default,
+        `sequential` or `parallel`)."""
         cache = environ.get("ACCEL_CACHE_DIR")
+        kernels = environ.get("ACCEL_KERNELS") or "tiered"
+        if kernels not in KERNEL_MODES:
+            raise ValueError(f"$ACCEL_KERNELS must be one of {', '.join(KERNEL_MODES)}, "
+                             f"not {kernels!r}")
         return CompileOptions(Path(cache) if cache else
-                              Path.home() / ".cache" / "accel_kernel" / "kernels")
+                              Path.home() / ".cache" / "accel_kernel" / "kernels", kernels)
+
+
+KERNEL_MODES = ("tiered", "sequential", "parallel")     # CompileOptions.kernels
 
 
 # ---------------------------------------------------------------- the back ends' entry points

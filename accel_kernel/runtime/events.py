@@ -110,6 +110,7 @@ class Launch(Event):
     elements: int = 0                 # the elements (or segments, rows) it runs over
     seconds: float = 0.0              # its time when measured (cpu: always; cuda: when synced)
     nbytes: int = 0                   # the bytes it wrote (cpu: its outputs)
+    variant: str = ""                 # cpu: `parallel` or `sequential` (backends/cpu/tiers.py)
 
 
 @dataclass(frozen=True)
@@ -224,14 +225,22 @@ class JsonLines:
 
 def summary(events: list[Event]) -> str:
     """One line counting the events by kind with their bytes, e.g. `2 alloc (1.0 KiB),
-    1 evict (512 B)`; empty for no events (what `%time` prints)."""
+    1 evict (512 B)`, and which variants the `cpu` launches ran (`3 launch (1.2 KiB,
+    1 parallel, 2 sequential)`); empty for no events (what `%time` prints)."""
     from .memory import format_bytes
     counts: dict[str, list[int]] = {}
     for event in events:
         entry = counts.setdefault(event.kind, [0, 0])
         entry[0] += 1
         entry[1] += getattr(event, "nbytes", 0)
+    variants: dict[str, int] = {}             # cpu launches: which variant ran (tiers.py)
+    for event in events:
+        if isinstance(event, Launch) and event.variant:
+            variants[event.variant] = variants.get(event.variant, 0) + 1
     parts = []
     for kind, (count, nbytes) in counts.items():
-        parts.append(f"{count} {kind}" + (f" ({format_bytes(nbytes)})" if nbytes else ""))
+        notes = [format_bytes(nbytes)] if nbytes else []
+        if kind == Launch.kind:
+            notes += [f"{n} {variant}" for variant, n in sorted(variants.items())]
+        parts.append(f"{count} {kind}" + (f" ({', '.join(notes)})" if notes else ""))
     return ", ".join(parts)

@@ -1,10 +1,12 @@
 """Stage `codegen` for the `cpu` target: the Python source of one numba module for a fused
 program: a numba `@njit` function per scalar function, one `@njit(parallel=True)` function
-per kernel (`prange` over its elements, segments or rows, inner loops sequential), and for
-each kernel a plain Python *host function* that finds the kernel's size, allocates its
-outputs through the runtime's allocator, calls it and hands back its error array (which the
-driver gives it: the cancel token watches its cancel slot while the kernel runs, and the
-kernel's sequential loops poll it, `polling.py`).
+per kernel (`prange` over its elements, segments or rows, inner loops sequential) with its
+sequential twin `<name>_seq` (`tiers.py`), and for each kernel a plain Python *host
+function* that finds the kernel's size, allocates its outputs through the runtime's
+allocator, launches one of the twins through the driver's `launch` (by the kernel's work:
+`tiers.py`) and hands back its error array (which the driver gives it: the cancel token
+watches its cancel slot while the kernel runs, and the kernel's sequential loops poll it,
+`polling.py`).
 
 Takes the fused program (`passes/fuse.py`), gives a `Module`: the source and, per kernel
 statement, how its host function is called. This module writes the module, each kernel's
@@ -25,12 +27,14 @@ from typing import Any
 
 from ...ir import flat as F
 from ...ir.flat_printer import print_stmt
+from ...lang import ast as lang_ast
 from ...passes.base import PassContext, PassOutput
 from .codegen_body import (DTYPES, KernelBody, element_type, op_reads, python_name,
                            split_at_filter)
 from .errors import ERR_LENGTH, ErrorTable
 from .python_code import NUMPY
 from .scalar_source import free_parameters, scalar_function
+from .tiers import LOOP_WEIGHT, PARALLEL, SEQUENTIAL
 
 CHUNKS_PER_THREAD = 4
 
@@ -43,8 +47,9 @@ class KernelCode:
     kind: str
     inputs: tuple[str, ...]     # the accel names the host function takes, in order
     outputs: tuple[F.FVar, ...]
-    # the host function takes `err` (after `alloc`) from the driver, which watches its cancel
-    # slot while the kernel runs (`polling.py`); else it makes its own (the `cuda` target's)
+    # the host function takes `launch` and `err` (after `alloc`) from the driver, which
+    # watches the cancel slot of `err` while the kernel runs (`polling.py`); else it makes
+    # its own error array and launches by itself (the `cuda` target's)
     cancellable: bool = False
 
 
@@ -126,6 +131,15 @@ class _ModuleWriter:
         source, result = scalar_function(fn, name, arg_types, free, self.errors, self.dialect)
         self.functions.append(self.scalar_decorator + "\n" + source)
         return name, result
+
+    def kernel_function(self, lines: list[str]) -> None:
+        """A kernel function (`lines`: comments, the `PARALLEL` decorator, its `def` and body)
+        and its sequential twin `<name>_seq`, the same body under `SEQUENTIAL`."""
+        at = lines.index(PARALLEL)
+        name = lines[at + 1].split("def ", 1)[1].split("(", 1)[0]
+        twin = [f"# {name} run sequentially (tiers.py)", SEQUENTIAL,
+                lines[at + 1].replace(f"def {name}(", f"def {name}_seq(", 1), *lines[at + 2:]]
+        self.functions += ["\n".join(lines), "\n".join(twin)]
 
     def kernel(self, stmt: F.Stmt) -> None:
         op = stmt.op
@@ -217,7 +231,7 @@ class KernelWriter:
             lines, host = self.push()
         else:
             lines, host = self.loop_kernel(kind)
-        self.module.functions.append("\n".join(lines))
+        self.module.kernel_function(lines)
         self.module.functions.append("\n".join(host))
         return KernelCode(self.stmt.id, self.name, kind,
                           tuple(v.name for v in self.inputs), self.stmt.targets,
@@ -239,7 +253,7 @@ class KernelWriter:
         out = concat.targets[0]
         pa, pb = python_name(a.name), python_name(b.name)
         lines = self.header() + [
-            "@njit(parallel=True, cache=True)",
+            PARALLEL,
             f"def {self.name}(front, back, out):",
             "    n = front.shape[0]",
             "    for i in prange(n):",
@@ -247,9 +261,10 @@ class KernelWriter:
             "    for i in prange(back.shape[0]):",
             "        out[n + i] = back[i]"]
         params = list(dict.fromkeys([pa, pb]))
-        host = [f"def {self.name}_host({', '.join(params + ['alloc', 'err'])}):",
-                f"    out = alloc(({pa}.shape[0] + {pb}.shape[0],), {DTYPES[element_type(out.rep)]})",
-                f"    {self.name}({pa}, {pb}, out)",
+        host = [f"def {self.name}_host({', '.join(params + ['alloc', 'launch', 'err'])}):",
+                f"    out = alloc(({pa}.shape[0] + {pb}.shape[0],), "
+                f"{DTYPES[element_type(out.rep)]})",
+                f"    {self.launch('out.shape[0]', f'{pa}, {pb}, out')}",
                 "    return (out,), None"]
         return lines, host
 
@@ -263,7 +278,7 @@ class KernelWriter:
         element_outputs = [t for t in outputs
                            if not any(t in s.targets for s in reductions)]
         lines = self.header()
-        lines.append("@njit(parallel=True, cache=True)")
+        lines.append(PARALLEL)
         out_params = [f"out_{python_name(t.name)}" for t in outputs
                       if not (kind in ("redomap", "filter") and _is_scalar_result(t, reductions))]
         extra = ["starts"] if kind == "filter" and self.compacted(outputs, reductions) else []
@@ -290,7 +305,7 @@ class KernelWriter:
     def host(self, kind: str, aligned: set[str], outputs: list[F.FVar],
              reductions: list[F.Stmt], out_params: list[str]) -> list[str]:
         params = [python_name(v.name) for v in self.inputs]
-        lines = [f"def {self.name}_host({', '.join(params + ['alloc', 'err'])}):"]
+        lines = [f"def {self.name}_host({', '.join(params + ['alloc', 'launch', 'err'])}):"]
         lines += self.size_checks()
         size = self.size_expr(kind, aligned)
         lines.append(f"    n = {size}")
@@ -298,6 +313,7 @@ class KernelWriter:
         if kind == "rows":
             red = next(s for s in self.body if isinstance(s.op, F.Reduce))
             lines.append(f"    width = {self.width_expr(red.op.arr, aligned)}")
+        lines.append(f"    work = {self.work_expr(kind)}")
         args = self.host_args()
         if kind == "segmented":
             checks = self.segmented_checks(aligned, outputs, reductions)
@@ -321,7 +337,7 @@ class KernelWriter:
                                                         if "out_" + python_name(t.name)
                                                         in out_params])]
         sizes = "n, chunks, width" if kind == "rows" else "n, chunks"
-        call = f"{self.name}({sizes}, {', '.join(args + flat_outs + ['err'])})"
+        call = self.launch("work", f"{sizes}, {', '.join(args + flat_outs + ['err'])}")
         scalars = [t for t in outputs if kind in ("redomap", "filter")
                    and _is_scalar_result(t, reductions)]
         if checks:      # the outputs, unwritten: their lengths are known, their values not
@@ -343,7 +359,9 @@ class KernelWriter:
     def host_filter(self, args: list[str], outputs: list[F.FVar],
                     reductions: list[F.Stmt]) -> list[str]:
         """Count, allocate the compacted outputs, write."""
-        lines = [f"    counts = {self.name}_count(n, chunks, {', '.join(args + ['err'])})",
+        count = self.launch("work", f"n, chunks, {', '.join(args + ['err'])}",
+                            f"{self.name}_count")
+        lines = [f"    counts = {count}",
                  "    if err[0]:",
                  "        return None, err",
                  "    starts = np.zeros(counts.shape[0] + 1, np.int64)",
@@ -358,8 +376,25 @@ class KernelWriter:
                          f"{DTYPES[element_type(t.rep)]})")
             outs.append(p)
         scalars = [t for t in outputs if _is_scalar_result(t, reductions)]
-        call = f"{self.name}(n, chunks, {', '.join(args + outs + ['starts', 'err'])})"
+        call = self.launch("work", f"n, chunks, {', '.join(args + outs + ['starts', 'err'])}")
         return lines + _call_and_return(call, outputs, scalars)
+
+    def launch(self, work: str, args: str, name: str = "") -> str:
+        """A launch of the kernel function `name` (the kernel's own by default) on `args`:
+        `launch(parallel, sequential, work, args...)`, `tiers.Launcher`."""
+        name = name or self.name
+        return f"launch({name}, {name}_seq, {work}, {args})"
+
+    def work_expr(self, kind: str) -> str:
+        """The work of a launch in elements, as `tiers.py` weighs it: the segments'
+        elements, rows times width, else the loop's `n`; times `LOOP_WEIGHT` when a
+        scalar function of the kernel has a loop."""
+        work = "n"
+        if kind == "segmented":
+            work = f"max(n, int({python_name(self.offsets_name())}[-1]))"
+        elif kind == "rows":
+            work = "n * width"
+        return f"{work} * {LOOP_WEIGHT}" if _has_loop(self.stmt) else work
 
     def size_expr(self, kind: str, aligned: set[str]) -> str:
         """The number of elements (segments, rows) the kernel's parallel loop runs over."""
@@ -553,3 +588,16 @@ def _atom_code(a: F.Atom) -> str:
     if isinstance(a, F.Const):
         return repr(a.value)
     return f"int({python_name(a.name)})"
+
+
+def _has_loop(stmt: F.Stmt) -> bool:
+    """Whether a scalar function of the kernel loops: a `loop`, or an array it reads element
+    by element (SEQ-INNER's loops)."""
+    for s in stmt.op.body.stmts:
+        for fn in vars(s.op).values():
+            if not isinstance(fn, F.ScalarFn):
+                continue
+            if any(not isinstance(v.rep, F.ScalarRep) for v in fn.free) or any(
+                    isinstance(node, lang_ast.Loop) for node in lang_ast.walk(fn.body)):
+                return True
+    return False

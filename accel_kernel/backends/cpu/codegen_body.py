@@ -35,6 +35,7 @@ from .polling import polled_range
 from .python_code import python_name as _python_name
 from .scalar_arith import literal
 from .scalar_source import free_parameters
+from .tiers import PARALLEL
 
 if TYPE_CHECKING:                   # the writer that makes a body (and that imports this)
     from .codegen import KernelWriter
@@ -321,7 +322,7 @@ class KernelBody:
         over_all = {s.id for s in reductions if s in before}
         if compacted:
             self.locals = {}
-            count = ["@njit(parallel=True, cache=True)",
+            count = [PARALLEL,
                      f"def {self.k.name}_count(n, chunks, "
                      f"{', '.join(self.param_names() + ['err'])}):",
                      "    counts = np.zeros(chunks, np.int64)",
@@ -333,7 +334,7 @@ class KernelBody:
             counting += [f"            if {self.value(keep)}:", "                kept += 1"]
             count += _polled(" " * 8, "i", "lo", "hi", counting)
             count += ["        counts[c] = kept", "    return counts"]
-            self.k.module.functions.append("\n".join(count))
+            self.k.module.kernel_function(count)
         self.chunks()
         for s, acc in zip(reductions, accs):
             self.lines += [f"    part_{acc} = np.empty(max(chunks, 1), "

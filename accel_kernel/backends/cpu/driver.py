@@ -35,7 +35,7 @@ from ...runtime.cancel import CancelToken
 from ...runtime.memory import Memory
 from ..numpy.costs import Counters, count, lib_cost
 from ..numpy.executor import Executor, FlatCellValues, call, execute
-from . import library
+from . import library, tiers
 from .codegen import KernelCode, Module, generate
 from .errors import CANCEL_SLOT, ERR_LENGTH
 from .units import split
@@ -103,12 +103,14 @@ class Compiled:
     memory: Memory = field(default_factory=Memory)
     compile_seconds: float = 0.0      # time spent in numba's compiler on the last run
     executor: type | None = None      # its CpuExecutor class, made on the first run
+    tiers: tiers.Tiers = field(default_factory=lambda: tiers.shared("tiered"))
 
 
 def compile_program(program: F.FlatProgram, options: CompileOptions,
                     memory: Memory | None = None) -> Compiled:
     code = generate(program)
-    return Compiled(program, code, load(code, options.cache_dir), memory or Memory())
+    return Compiled(program, code, load(code, options.cache_dir), memory or Memory(),
+                    tiers=tiers.shared(options.kernels))
 
 
 @dataclass(frozen=True)
@@ -163,20 +165,23 @@ def _executor_class(compiled: Compiled) -> type:
             kernel = compiled.code.kernels[stmt.id]
             host = getattr(compiled.module, kernel.name + "_host")
             args = [self.kernel_arg(self.atom(F.FVar(name, None))) for name in kernel.inputs]
-            compiled_before = _signatures(compiled.module, kernel.name)
-            before = _compile_time(compiled.module, kernel.name) if compiled_before else 0.0
+            functions = _functions(compiled.module, kernel.name)
+            versions = [len(fn.signatures) for fn in functions]
+            before = [_compile_time(fn) if n else 0.0 for fn, n in zip(functions, versions)]
             began = time.perf_counter()
+            launch = compiled.tiers.launcher()
             try:
-                values, err = self._call_host(kernel, host, args, stmt)
+                values, err = self._call_host(kernel, host, args, stmt, launch)
             except OutOfMemory as error:        # a buffer too large, refused before it was made
                 if error.span is None:
                     error.span = stmt.span
                 raise
             if compiled.memory.events.active:
-                self._launched(kernel.name, values, time.perf_counter() - began)
-            if _signatures(compiled.module, kernel.name) != compiled_before:
-                compiled.compile_seconds += \
-                    _compile_time(compiled.module, kernel.name) - before
+                self._launched(kernel.name, values, time.perf_counter() - began,
+                               launch.variants)
+            for fn, n, seconds in zip(functions, versions, before):
+                if len(fn.signatures) != n and any(fn is ran for ran in launch.called):
+                    compiled.compile_seconds += _compile_time(fn) - seconds
             if err is not None and int(err[0]) in compiled.code.errors.deferred:
                 self._earlier_error(op)
                 error = compiled.code.errors.error(err)
@@ -187,8 +192,8 @@ def _executor_class(compiled: Compiled) -> type:
                 compiled.code.errors.raise_if_failed(err)
             return values[0] if len(values) == 1 else tuple(values)
 
-        def _call_host(self, kernel: KernelCode, host: Any, args: list, stmt: F.Stmt
-                       ) -> tuple[Any, Any]:
+        def _call_host(self, kernel: KernelCode, host: Any, args: list, stmt: F.Stmt,
+                       launch: tiers.Launcher) -> tuple[Any, Any]:
             """The host function's outputs and error array. A cancellable kernel gets its
             error array from here, watched by the cancel token while it runs: one that was
             asked to stop raises `Interrupted` (at the kernel's place in the cell), whatever
@@ -197,26 +202,28 @@ def _executor_class(compiled: Compiled) -> type:
                 return host(*args, self.allocator())
             flags = np.zeros(ERR_LENGTH, np.int64)
             if self.cancel is None:
-                return host(*args, self.allocator(), flags)
+                return host(*args, self.allocator(), launch, flags)
             with self.cancel.watching(flags, CANCEL_SLOT):
-                out = host(*args, self.allocator(), flags)
+                out = host(*args, self.allocator(), launch, flags)
             if flags[CANCEL_SLOT]:
                 raise Interrupted("evaluation interrupted", _loop_span(stmt))
             return out
 
-        def _launched(self, name: str, values: Any, seconds: float) -> None:
-            """A `Launch` event: the kernel, the elements of its first output, its time and
-            the bytes of its outputs."""
+        def _launched(self, name: str, values: Any, seconds: float,
+                      variants: list[str]) -> None:
+            """A `Launch` event: the kernel, the elements of its first output, its time,
+            the bytes of its outputs and which variant ran (tiers.py)."""
             arrays = [v for v in values or () if isinstance(v, np.ndarray)]
             elements = len(arrays[0]) if arrays and arrays[0].ndim else 0
             compiled.memory.events.emit(E.Launch(self.target, name, (elements,), (), (),
                                                  elements, seconds,
-                                                 sum(a.nbytes for a in arrays)))
+                                                 sum(a.nbytes for a in arrays),
+                                                 variants[-1] if variants else ""))
 
         def worker_factory(self) -> "CpuFactory":
             """The compiled module's code and kernel cache, for a cluster's workers."""
             return CpuFactory(replace(compiled.code, program=None),
-                              str(Path(compiled.module.__file__).parent))
+                              str(Path(compiled.module.__file__).parent), compiled.tiers.mode)
 
         def kernel_arg(self, value: Any) -> Any:
             """A kernel's input as its host function takes it (a contiguous array)."""
@@ -286,13 +293,15 @@ class CpuFactory:
     own tables (its kernels' statements, its errors' messages and places) are this code's,
     kept with the factory, which a worker unpickles once per sequence."""
 
-    def __init__(self, code: Module, cache_dir: str):
+    def __init__(self, code: Module, cache_dir: str, kernels: str = "tiered"):
         self.code = code
         self.cache_dir = cache_dir
+        self.kernels = kernels               # the variants' choice (tiers.py)
         self._compiled: Compiled | None = None
 
     def __getstate__(self) -> dict:
-        return {"code": self.code, "cache_dir": self.cache_dir, "_compiled": None}
+        return {"code": self.code, "cache_dir": self.cache_dir, "kernels": self.kernels,
+                "_compiled": None}
 
     def executor(self, values: Mapping[str, Any]) -> Executor:
         compiled = self._load()
@@ -309,7 +318,8 @@ class CpuFactory:
                 cache.mkdir(parents=True, exist_ok=True)
             except OSError:
                 cache = Path.home() / ".cache" / "accel_kernel" / "kernels"
-            self._compiled = Compiled(F.FlatProgram(()), self.code, load(self.code, cache))
+            self._compiled = Compiled(F.FlatProgram(()), self.code, load(self.code, cache),
+                                      tiers=tiers.shared(self.kernels))
         return self._compiled
 
 
@@ -334,25 +344,25 @@ def _kernel_arg(value: Any) -> Any:
     return value
 
 
-def _signatures(module: ModuleType, name: str) -> int:
-    """How many compiled versions the kernel's functions have (a change means numba
-    compiled during the call; reading this is much cheaper than its compile timers)."""
-    return sum(len(getattr(getattr(module, attr, None), "signatures", ()))
-               for attr in (name, name + "_count"))
+def _functions(module: ModuleType, name: str) -> list[Any]:
+    """The numba functions of a kernel: its own and a filter's counting pass, each with its
+    sequential twin (tiers.py). Their compiled versions (`signatures`) are counted before
+    and after a launch: a change in a function the launch called means numba compiled it
+    then (counting is much cheaper than reading the compile timers); a parallel variant
+    compiled in the background is not the launch's compile."""
+    names = (name, name + "_seq", name + "_count", name + "_count_seq")
+    return [fn for fn in (getattr(module, n, None) for n in names)
+            if fn is not None and hasattr(fn, "signatures")]
 
 
-def _compile_time(module: ModuleType, name: str) -> float:
-    """Seconds numba has spent compiling the kernel's functions so far (0 when cached)."""
+def _compile_time(fn: Any) -> float:
+    """Seconds numba has spent compiling a function so far (0 when it came from the cache)."""
     total = 0.0
-    for attr in (name, name + "_count"):
-        fn = getattr(module, attr, None)
-        if fn is None or not hasattr(fn, "get_metadata"):
-            continue
-        try:
-            for meta in fn.get_metadata().values():
-                total += float(meta.get("timers", {}).get("compiler_lock", 0.0))
-        except Exception:       # numba's metadata is informative only
-            pass
+    try:
+        for meta in fn.get_metadata().values():
+            total += float(meta.get("timers", {}).get("compiler_lock", 0.0))
+    except Exception:       # numba's metadata is informative only
+        pass
     return total
 
 

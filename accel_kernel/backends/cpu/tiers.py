@@ -1,0 +1,122 @@
+"""Tiered kernels: every kernel of the `cpu` target is generated twice, as a parallel numba
+function (`@njit(parallel=True)`, its loop over the elements a `prange`) and as its
+sequential twin `<name>_seq` (`@njit(nogil=True)`: the same body, the `prange` a plain
+loop). The twins compute the same values in the same order (the chunks of a reduction,
+scan or filter are the same, only run one after the other), so which one ran never changes
+a result.
+
+numba compiles a function when it is first called, and the sequential variant compiles
+three to four times faster. So a launch (`Launcher`, called by the generated host
+functions as `launch(parallel, sequential, work, *args)`) runs:
+
+- the sequential variant when the kernel's work is below `parallel_from` (a thread pool's
+  start costs more than it gains there) — a notebook's small cells never compile a parallel
+  kernel;
+- the parallel one when the work is larger and the parallel variant is compiled for these
+  argument types; while it is not, the sequential one, and the first such launch starts
+  compiling the parallel variant in a background thread (numba loads it from its disk
+  cache when an earlier process compiled it). The sequential variant releases the GIL
+  (`nogil`), so that compile goes on while it runs.
+
+The work of a launch is its elements (segments' elements, rows × width); a kernel with a
+loop inside (a `loop`, a `while`, SEQ-INNER's loop over an array) counts `LOOP_WEIGHT` per
+element. `PARALLEL_FROM` is measured (benchmarks/tiers.py, RESULTS.md "Tiered kernels").
+
+`Tiers.mode` chooses: `tiered` (the above; the default), `sequential` or `parallel`
+(always that variant, compiled when first needed: the tests run both).
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...targets import KERNEL_MODES as MODES
+
+PARALLEL = "@njit(parallel=True, cache=True)"          # a kernel's parallel variant
+SEQUENTIAL = "@njit(cache=True, nogil=True)"           # and its sequential twin
+PARALLEL_FROM = 32_768         # elements; below it the sequential variant is faster
+LOOP_WEIGHT = 64               # what an element of a kernel with an inner loop counts
+
+
+class Tiers:
+    """The variant choice of one process's launches, and the parallel variants compiling in
+    the background (one thread per kernel and argument types, started once)."""
+
+    def __init__(self, mode: str = "tiered", parallel_from: int = PARALLEL_FROM):
+        if mode not in MODES:
+            raise ValueError(f"kernels must be one of {', '.join(MODES)}, not {mode!r}")
+        self.mode = mode
+        self.parallel_from = parallel_from
+        self._lock = threading.Lock()
+        self._compiling: dict[tuple[int, tuple], threading.Thread] = {}
+
+    def launcher(self) -> "Launcher":
+        """A launch function for one host function call, recording which variants ran."""
+        return Launcher(self)
+
+    def variant(self, parallel: Any, work: int, args: tuple) -> str:
+        """`parallel` or `sequential`: which one a launch of `work` runs now."""
+        if self.mode != "tiered":
+            return self.mode
+        if work < self.parallel_from:
+            return "sequential"
+        return "parallel" if self._ready(parallel, args) else "sequential"
+
+    def _ready(self, parallel: Any, args: tuple) -> bool:
+        """Whether the parallel variant is compiled for these arguments' types; if not, its
+        compile is started in a background thread (once)."""
+        signature = tuple(parallel.typeof_pyval(a) for a in args)
+        if signature in parallel.overloads:
+            return True
+        key = (id(parallel), signature)
+        with self._lock:
+            if key not in self._compiling:
+                thread = threading.Thread(target=_compile, args=(parallel, signature),
+                                          name="accel-parallel-compile")
+                self._compiling[key] = thread
+                thread.start()
+        return False
+
+    def wait(self) -> None:
+        """Wait for the background compiles started so far (tests; a process's exit waits
+        for them too: they are not daemon threads, so numba's disk cache gets them)."""
+        with self._lock:
+            threads = list(self._compiling.values())
+        for thread in threads:
+            thread.join()
+
+
+_SHARED: dict[tuple[str, int], Tiers] = {}
+
+
+def shared(mode: str, parallel_from: int = PARALLEL_FROM) -> Tiers:
+    """The process's `Tiers` of a mode: one per process, so that a kernel shared by two
+    programs (a compile unit, units.py) starts its background compile once."""
+    key = (mode, parallel_from)
+    if key not in _SHARED:
+        _SHARED[key] = Tiers(mode, parallel_from)
+    return _SHARED[key]
+
+
+def _compile(parallel: Any, signature: tuple) -> None:
+    try:
+        parallel.compile(signature)
+    except Exception:   # noqa: BLE001 - the sequential variant goes on; a call would raise
+        pass
+
+
+@dataclass
+class Launcher:
+    """`launch(parallel, sequential, work, *args)` as the generated host functions call it:
+    runs the chosen variant on `args`; `variants` and `called` list what ran, in order."""
+    tiers: Tiers
+    variants: list[str] = field(default_factory=list)
+    called: list[Any] = field(default_factory=list)
+
+    def __call__(self, parallel: Any, sequential: Any, work: int, *args: Any) -> Any:
+        variant = self.tiers.variant(parallel, int(work), args)
+        function = parallel if variant == "parallel" else sequential
+        self.variants.append(variant)
+        self.called.append(function)
+        return function(*args)
