@@ -107,7 +107,7 @@ class _ModuleWriter:
     """The functions of one generated module. The `cuda` target's writer is a subclass
     (`backends/cuda/codegen.py`): its scalar functions are device functions written with
     the device dialect, and its kernels are written by its own `KernelWriter`."""
-    scalar_decorator = "@njit(cache=True)"
+    scalar_decorator = "@njit(inline=\"always\")"
     dialect = NUMPY
 
     def __init__(self) -> None:
