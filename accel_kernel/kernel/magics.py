@@ -545,7 +545,8 @@ MAGICS: dict[str, Magic] = {m.name: m for m in [
     Magic("target", f"%target [{'|'.join(targets.TARGETS)}]",
           f"show the targets and the current one (default {targets.DEFAULT_TARGET}), or "
           "choose one", _target),
-    Magic("time", "%time EXPR", "evaluate EXPR and show its value and check/run times", _time),
+    Magic("time", "%time EXPR", "evaluate EXPR and show its value, its check/compile/run times "
+          "and its launches (on cpu: how many ran parallel or sequential)", _time),
     Magic("stages", "%stages [--compact] [NAME|EXPR]",
           "all stages of a def or EXPR, one tab each", _stages, _stage_details),
     Magic("show", "%show STAGE|ptx [NAME|EXPR]",
