@@ -179,7 +179,8 @@ def _executor_class(compiled: Compiled) -> type:
             """Sequences of the cuda target do not run on a cluster (not built)."""
             return None
 
-        def _launched(self, name: str, values: Any, seconds: float) -> None:
+        def _launched(self, name: str, values: Any, seconds: float,
+                      variants: list[str]) -> None:
             """Nothing: the device pool's launcher writes each launch's event."""
 
         def __init__(self, *args: Any) -> None:
