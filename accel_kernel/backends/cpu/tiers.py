@@ -15,8 +15,11 @@ functions as `launch(parallel, sequential, work, *args)`) runs:
 - the parallel one when the work is larger and the parallel variant is compiled for these
   argument types; while it is not, the sequential one, and the first such launch starts
   compiling the parallel variant in a background thread (numba loads it from its disk
-  cache when an earlier process compiled it). The sequential variant releases the GIL
-  (`nogil`), so that compile goes on while it runs.
+  cache when an earlier process compiled it). numba compiles one function at a time (a
+  process-wide lock), so that thread first waits until the process has compiled nothing
+  else for `QUIET_SECONDS`: a cell's own compiles (its other kernels' sequential variants)
+  never wait for a parallel one. The sequential variant releases the GIL (`nogil`), so the
+  compile goes on while it runs.
 
 The work of a launch is its elements (segments' elements, rows × width); a kernel with a
 loop inside (a `loop`, a `while`, SEQ-INNER's loop over an array) counts `LOOP_WEIGHT` per
@@ -28,6 +31,7 @@ element. `PARALLEL_FROM` is measured (benchmarks/tiers.py, RESULTS.md "Tiered ke
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +41,8 @@ PARALLEL = "@njit(parallel=True, cache=True)"          # a kernel's parallel var
 SEQUENTIAL = "@njit(cache=True, nogil=True)"           # and its sequential twin
 PARALLEL_FROM = 32_768         # elements; below it the sequential variant is faster
 LOOP_WEIGHT = 64               # what an element of a kernel with an inner loop counts
+QUIET_SECONDS = 0.25           # a background compile waits for this long without others
+THREAD_NAME = "accel-parallel-compile"
 
 
 class Tiers:
@@ -72,8 +78,9 @@ class Tiers:
         key = (id(parallel), signature)
         with self._lock:
             if key not in self._compiling:
+                _FOREGROUND.install()
                 thread = threading.Thread(target=_compile, args=(parallel, signature),
-                                          name="accel-parallel-compile")
+                                          name=THREAD_NAME)
                 self._compiling[key] = thread
                 thread.start()
         return False
@@ -99,7 +106,55 @@ def shared(mode: str, parallel_from: int = PARALLEL_FROM) -> Tiers:
     return _SHARED[key]
 
 
+class _Foreground:
+    """When the process's other threads last compiled with numba (its `numba:compile`
+    events, which a load from the disk cache does not fire), for the background compiles
+    to wait their turn."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._installed = False
+        self.compiling = 0          # compiles under way (they nest: a callee's in its caller's)
+        self.last = 0.0             # time.monotonic() of the last start or end
+
+    def install(self) -> None:
+        with self._lock:
+            if self._installed:
+                return
+            self._installed = True
+        from numba.core import event
+
+        foreground = self
+
+        class Listener(event.Listener):
+            def on_start(self, _: Any) -> None:
+                foreground._change(1)
+
+            def on_end(self, _: Any) -> None:
+                foreground._change(-1)
+        event.register("numba:compile", Listener())
+
+    def _change(self, step: int) -> None:
+        if threading.current_thread().name == THREAD_NAME:
+            return
+        with self._lock:
+            self.compiling += step
+            self.last = time.monotonic()
+
+    def wait_until_quiet(self, seconds: float) -> None:
+        while True:
+            with self._lock:
+                quiet = self.compiling <= 0 and time.monotonic() - self.last >= seconds
+            if quiet:
+                return
+            time.sleep(seconds / 5)
+
+
+_FOREGROUND = _Foreground()
+
+
 def _compile(parallel: Any, signature: tuple) -> None:
+    _FOREGROUND.wait_until_quiet(QUIET_SECONDS)
     try:
         parallel.compile(signature)
     except Exception:   # noqa: BLE001 - the sequential variant goes on; a call would raise
