@@ -1,8 +1,10 @@
 """Where a kernel's parallel variant starts to pay (backends/cpu/tiers.py, `PARALLEL_FROM`
 and `LOOP_WEIGHT`): kernels of each kind, and one with a loop per element, on the `cpu`
 target with every launch sequential and with every launch parallel, over inputs of
-growing length. The time is the kernels' own (their `Launch` events), the median of
-`--repeat` calls after a compiling one, both variants called in alternating order.
+growing length. The time is the kernels' own (their `Launch` events), the minimum of
+`--repeat` calls after a compiling one (on a busy machine other processes only ever add
+time, and a thread pool waiting for a busy core adds a lot), both variants called in
+alternating order.
 
     python -m benchmarks.tiers [--repeat N] [--max-log2 K]
 """
@@ -10,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 from typing import Any
 
 import numpy as np
@@ -66,7 +67,7 @@ def main() -> None:
             for _ in range(args.repeat):
                 for mode, prog in progs.items():
                     times[mode].append(kernel_seconds(prog, xs))
-            seq, par = (statistics.median(times[m]) for m in ("sequential", "parallel"))
+            seq, par = (min(times[m]) for m in ("sequential", "parallel"))
             print(f"| {name} | {2 ** log2:,} | {seq * 1e6:.1f} | {par * 1e6:.1f} | "
                   f"{par / seq:.2f} |")
     print(f"\nother processes used {load.cores():.2f} cores on average")
