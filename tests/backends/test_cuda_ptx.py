@@ -150,7 +150,7 @@ def test_the_same_writer_spells_numpy_for_cpu_and_math_for_cuda():
     stages = Session(target="interp").program_stages(BUILTINS, "b.accel", stop_after="fuse")
     cpu = cpu_generate(stages[-1].program).source
     cuda = cuda_module(BUILTINS, "b.accel").source
-    assert "np.sqrt(" in cpu and "math.sqrt(" not in cpu and "@njit(cache=True)" in cpu
+    assert "np.sqrt(" in cpu and "math.sqrt(" not in cpu and "@njit(inline=\"always\")" in cpu
     assert "@cuda.jit(device=True)" in cuda and "cuda.grid(1)" in cuda
 
 
