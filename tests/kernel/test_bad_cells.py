@@ -171,7 +171,7 @@ def _outputs(kc, msg_id: str) -> list[dict]:
 
 
 def _execute(kc, code: str) -> tuple[dict, list[dict]]:
-    msg_id = kc.execute(code)
+    msg_id = kc.execute(code, stop_on_error=False)
     return _reply(kc, msg_id), _outputs(kc, msg_id)
 
 
@@ -197,7 +197,7 @@ def _check_failed(reply: dict, outputs: list[dict], cell: str) -> None:
 
 def _interrupted(km, kc, cell: str) -> tuple[dict, list[dict]]:
     """Run `cell` and interrupt it once it is running."""
-    msg_id = kc.execute(cell)
+    msg_id = kc.execute(cell, stop_on_error=False)
     while True:
         msg = kc.get_iopub_msg(timeout=TIMEOUT)
         if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "execute_input":

@@ -39,8 +39,10 @@ def reply_to(kc, msg_id: str, timeout: float = TIMEOUT) -> dict[str, Any]:
 
 
 def execute(kc, code: str, timeout: float = TIMEOUT) -> tuple[dict, list[dict]]:
-    """Run a cell; return the reply content and its iopub outputs (stream, results, errors)."""
-    msg_id = kc.execute(code)
+    """Run a cell; return the reply content and its iopub outputs (stream, results, errors).
+    Not `stop_on_error`: ipykernel would abort the next request if it came in just after a
+    failed one (as it can on a busy machine), and these tests run cells after failed ones."""
+    msg_id = kc.execute(code, stop_on_error=False)
     reply = reply_to(kc, msg_id, timeout)
     return reply["content"], outputs_of(kc, msg_id, timeout)
 
