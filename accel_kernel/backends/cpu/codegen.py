@@ -165,14 +165,17 @@ class KernelWriter:
         return [python_name(p.name) for v in self.inputs for p in self.leaves[v.name]]
 
     def host_args(self) -> list[str]:
-        """The kernel's arguments in the host function, from the whole input values."""
+        """The kernel's arguments in the host function, from the whole input values (a
+        block read at the element index as its flat values; one that only scalar functions
+        read, `xss[q][j]`, with its shape)."""
         out = []
+        aligned = self.aligned_inputs()
         for v in self.inputs:
             for p in self.leaves[v.name]:
                 code = python_name(v.name)
                 for step in p.path:
                     code = f"{code}[{step}]" if isinstance(step, int) else f"{code}.{step}"
-                if isinstance(p.rep, F.Regular) and p.rep.rank > 1:
+                if isinstance(p.rep, F.Regular) and p.rep.rank > 1 and v.name in aligned:
                     code += ".reshape(-1)"
                 out.append(code)
         return out
