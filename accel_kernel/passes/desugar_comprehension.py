@@ -16,7 +16,9 @@ generated lambda matches with the pattern `P` and rebuilds with the expression `
   - otherwise `expand (\\P -> Size e) (\\P i -> (E(P), Fetch e i)) acc` (`expand`);
   when they are not defined (`filter p xs`, a row of an array bound before), the same nested
   map as the regular nest, correct but irregular, with the reason logged (`nested-fallback`);
-- a guard `c` is `filter (\\P -> c) acc` (`guard`);
+- a guard `c` is `filter (\\P -> c) acc` (`guard`); a run of guards is one filter by all their
+  conditions, `filter (\\P -> c1 && c2) acc` (`guards`): `&&` evaluates `c2` only where `c1`
+  holds, as the second filter did, and one mask is what fusion compacts in one pass;
 - `let p = e` is `map (\\P -> (E(P), e)) acc` (`let`); a function-valued `let` cannot be an
   array element, so it is bound again inside every later lambda instead (`let-function`);
 - zipped branches `[e | qs1 | qs2]` zip their arrays with `zip`/`zip3` (`zip`): unequal lengths
@@ -59,6 +61,9 @@ class Branch:
     comps: list[Emitted] = field(default_factory=list)
     pending: list[tuple[Emitted, Emitted]] = field(default_factory=list)
     bound: set[str] = field(default_factory=set)      # source names bound so far
+    guarded: tuple[ast.Expr, ast.Expr] | None = None    # after a guard: its condition (all
+    #                                         the conditions of a run of guards) and the array
+    #                                         before the run
 
 
 @dataclass
@@ -127,12 +132,27 @@ class _Translation:
             return
         if br.acc is None:
             self.start(br, span)
+        if isinstance(q, ast.Guard) and br.guarded is not None:
+            with log.apply("guards", _show(q), node=q,
+                           note="a guard right after a guard: one filter by both conditions "
+                                "(`&&`: the second is still only evaluated where the first "
+                                "holds), so fusion has one mask to compact by") as rewrite:
+                first, before = br.guarded
+                cond = self.b.new(ast.BinOp, "&&", first, self.d.expr(q.cond, br.scope),
+                                  span=span)
+                fn = self.lam(br, [], cond, span)
+                br.acc = rewrite.after = self.b.apply(
+                    self.d.library("filter", self.scope, span), [fn, before], span)
+                br.guarded = (cond, before)
+            return
+        before, br.guarded = br.acc, None
         if isinstance(q, ast.Guard):
             with log.apply("guard", _show(q), node=q) as rewrite:
                 cond = self.d.expr(q.cond, br.scope)
                 fn = self.lam(br, [], cond, span)
                 br.acc = rewrite.after = self.b.apply(
                     self.d.library("filter", self.scope, span), [fn, br.acc], span)
+                br.guarded = (cond, before)
         elif isinstance(q, ast.LetQual):
             self.let(br, q, later)
         else:
