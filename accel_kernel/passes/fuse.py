@@ -343,8 +343,9 @@ class Fuser:
             return "FUSE-REDOMAP" if group.kind in ("map", "redomap") else None
         if isinstance(op, Scan):
             return "FUSE-SCANOMAP" if group.kind == "map" else None
-        if isinstance(op, Filter) and group.kind == "segmented" and not any(
-                isinstance(s.op, SegReduce) for s in group.stmts):
+        if isinstance(op, Filter) and group.kind == "segmented" \
+                and self.ctx.options.segmented_filter \
+                and not any(isinstance(s.op, SegReduce) for s in group.stmts):
             return "FUSE-SEGMENTED-FILTER"
         if isinstance(op, Filter):
             return "FUSE-FILTER" if group.kind == "map" else None
