@@ -69,9 +69,10 @@ def test_kernels_list_their_source_lines():
 
 
 def test_an_expansion_and_the_filter_over_it_are_one_kernel():
-    """FUSE-SEGMENTED-FILTER (the triples comprehension; its two guards are one filter,
-    desugar's `guards`): the candidates are made, tested and the kept ones written by one
-    filter kernel that runs segment by segment; no candidate is written out."""
+    """FUSE-SEGMENTED-FILTER (the triples comprehension: `c < n` is the range's bound,
+    desugar's `range-guard`, the other guard one filter): the candidates are made, tested
+    and the kept ones written by one filter kernel that runs segment by segment; no
+    candidate is written out."""
     text = ("def triples (n: i64) : [](i64, i64, i64) =\n"
             "  [(a, b, c) | a <- [1..<n], b <- [a..<n], c <- [b..<(a + b)], c < n, "
             "a * a + b * b == c * c]\n"

@@ -46,7 +46,7 @@ DTYPES = DTYPE_SOURCE     # scalar type -> the numpy dtype as generated code spe
 # the names of the generated functions' own variables: an accel name that is one of them
 # gets a trailing `_` in kernels and host functions
 KERNEL_NAMES = frozenset({"n", "chunks", "i", "s", "c", "lo", "hi", "acc", "kept", "pos",
-                          "starts", "counts", "total", "carry", "run", "start", "width",
+                          "starts", "counts", "total", "carry", "run", "start", "end", "width",
                           "block", "block_stop", "block_end", "stop_asked",  # polling.py's
                           "alloc", "front", "back", "out", "err", "numba", "prange", "njit",
                           "np", "len", "int", "max", "min", "range",
@@ -319,18 +319,47 @@ class KernelBody:
         return [f"        lo = np.searchsorted({offsets}, {offsets}[n] * c // chunks)",
                 f"        hi = np.searchsorted({offsets}, {offsets}[n] * (c + 1) // chunks)"]
 
-    def _chunk_elements(self, body: list[str]) -> list[str]:
+    def _chunk_elements(self, body: list[str], segment: list[str] = ()) -> list[str]:
         """The loop over a chunk's elements, `body` written at indent 12: `lo..hi`, or in a
         segmented filter kernel (FUSE-SEGMENTED-FILTER) the chunk's segments `lo..hi`, each
-        one's elements in order (the segment id `s`, its first element `start`)."""
+        one's elements in order (the segment id `s`, its first element `start`), after the
+        code of its `segment` values (`_per_segment`, also written at indent 12), run only
+        for a segment with elements (as the elements' code would have been)."""
         offsets = self.k.segment_offsets()
         if offsets is None:
             return _polled(" " * 8, "i", "lo", "hi", body)
         offsets = python_name(offsets)
-        inner = _polled(" " * 12, "i", "start", f"{offsets}[s + 1]",
-                        ["    " + line for line in body])
-        return _block("        for s in range(lo, hi):",
-                      [f"            start = {offsets}[s]", *inner] if inner else [])
+        if not segment:
+            inner = _polled(" " * 12, "i", "start", f"{offsets}[s + 1]",
+                            ["    " + line for line in body])
+            return _block("        for s in range(lo, hi):",
+                          [f"            start = {offsets}[s]", *inner] if inner else [])
+        inner = _polled(" " * 16, "i", "start", "end", ["        " + line for line in body])
+        return ["        for s in range(lo, hi):",
+                f"            start = {offsets}[s]",
+                f"            end = {offsets}[s + 1]",
+                "            if start < end:",
+                *("    " + line for line in segment), *inner]
+
+    def _per_segment(self, stmts: list[F.Stmt]) -> tuple[list[F.Stmt], list[F.Stmt]]:
+        """In a segmented filter kernel, the statements whose values are the same for
+        every element of a segment (its id, what is gathered at it, functions of those),
+        computed once per segment, and the others; ([], stmts) in another kernel."""
+        if self.k.segment_offsets() is None:
+            return [], stmts
+        invariant: set[str] = set()
+        segment, element = [], []
+        for s in stmts:
+            reads = {v.name for v in op_reads(s.op)}
+            per_element = {r for r in reads if r in self.aligned
+                           or r in self.k.made and r not in invariant}
+            if isinstance(s.op, F.SegmentIds) or isinstance(s.op, (F.Gather, F.Map, F.Project)) \
+                    and reads & invariant and not per_element:
+                invariant |= {t.name for t in s.targets}
+                segment.append(s)
+            else:
+                element.append(s)
+        return segment, element
 
     def filter(self, outputs: list[F.FVar], reductions: list[F.Stmt]) -> None:
         """With compacted outputs, a counting function `<name>_count` (kept elements per
@@ -355,9 +384,11 @@ class KernelBody:
                      "    for c in prange(chunks):",
                      *self._chunk_bounds(),
                      "        kept = 0"]
-            counting = self.element(before, " " * 12, segment="s", start="start")
+            per_segment, per_element = self._per_segment(before)
+            segment = self.element(per_segment, " " * 12, segment="s", start="start")
+            counting = self.element(per_element, " " * 12, segment="s", start="start")
             counting += [f"            if {self.value(keep)}:", "                kept += 1"]
-            count += self._chunk_elements(counting)
+            count += self._chunk_elements(counting, segment)
             count += ["        counts[c] = kept", "    return counts"]
             self.k.module.functions.append("\n".join(count))
         self.chunks()
@@ -372,7 +403,9 @@ class KernelBody:
             self.lines += [f"        acc_{acc} = {self.value(s.op.ne)}",
                            f"        first_{acc} = True"]
         self.locals = {}
-        element = self.element(before, " " * 12, segment="s", start="start")
+        per_segment, per_element = self._per_segment(before)
+        segment = self.element(per_segment, " " * 12, segment="s", start="start")
+        element = self.element(per_element, " " * 12, segment="s", start="start")
         element += self.store(full, " " * 12)
         for s, acc in zip(reductions, accs):
             if s.id in over_all:
@@ -390,7 +423,7 @@ class KernelBody:
         if compacted:
             kept.append("                pos += 1")
         element += _block(f"            if {test}:", kept)
-        self.lines += self._chunk_elements(element)
+        self.lines += self._chunk_elements(element, segment)
         for acc in accs:
             self.lines += [f"        part_{acc}[c] = acc_{acc}",
                            f"        have_{acc}[c] = not first_{acc}"]

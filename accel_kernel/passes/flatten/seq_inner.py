@@ -125,8 +125,10 @@ class SeqInnerClassify:
 
     def inner_array(self, e: ast.Expr, env: Env) -> bool:
         """Whether scalar code can read the array `e` element by element: a free array of
-        scalars (not lifted: the same for every point), a local one, or `zip`s and `map`s
-        of scalar code over them."""
+        scalars (not lifted: the same for every point), a local one, a row a loop chose
+        (`LocalRow`), in a loop's element code the point's own row of a regular block,
+        `iota` of a literal or a length, or `zip`s and `map`s of scalar code over them (a
+        `map` also over the rows of an unlifted block, `inner_rows`: SEQ-INNER-ROWS)."""
         if isinstance(e, ast.Ascribe):
             return self.inner_array(e.expr, env)
         if isinstance(e, ast.Var):
