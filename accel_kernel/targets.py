@@ -58,6 +58,9 @@ class Target:
     counts_costs: bool = False                 # its runs count work and depth (`Counters`)
     # SEQ-INNER (`passes.base.Options.seq_inner`): off where scalar functions run lane by lane
     seq_inner: bool = True
+    # FUSE-SEGMENTED-FILTER (`passes.base.Options.segmented_filter`): off where no kernel
+    # writer runs a filter segment by segment
+    segmented_filter: bool = True
     pending: str | None = None                 # why it is not built yet; None: built
     # its `codegen` stage's pass, where it is not cpu's (`compiler.default_passes`)
     codegen: Callable[[], Any] | None = None
@@ -203,7 +206,8 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("cuda", "numba.cuda kernels on an NVIDIA GPU", last_stage="fuse",
            run=_cuda_run, call=_cuda_call, from_host=_flat_from_host,
            to_host=_flat_to_host, compiler="numba.cuda", codegen=_cuda_codegen,
-           unavailable=_cuda_unavailable, value_form="device"),     # kept on the device
+           unavailable=_cuda_unavailable, value_form="device",      # kept on the device
+           segmented_filter=False),
 )}
 
 DEFAULT_TARGET = "cpu"

@@ -115,7 +115,8 @@ class ScalarFn:
     """A function on scalars, in core accel: `params` bound to scalars (or tuples of scalars,
     as patterns), `body` a core expression that builds no array. `free` are the variables
     of the enclosing block the body reads: scalars, and arrays of scalars that the body reads
-    element by element (`xs[j]`, `length xs`: SEQ-INNER's loops). The back ends read it
+    element by element (`xs[j]`, `length xs`: SEQ-INNER's loops; `xss[q][j]` of a regular
+    block of rows: SEQ-INNER-ROWS). The back ends read it
     first-order, lowered with its argument types (`ir/scalar_lower.lower` -> `ir/scalar.py`)."""
     params: tuple[ast.Pattern, ...]
     body: ast.Expr

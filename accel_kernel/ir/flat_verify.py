@@ -94,9 +94,9 @@ class _Verifier:
                                "are needed")
         for f in fn.free:
             self.use(f, scope, stmt)
-            if not (_scalar_like(f.rep) or isinstance(f.rep, Regular) and f.rep.rank == 1):
+            if not (_scalar_like(f.rep) or isinstance(f.rep, Regular) and f.rep.rank <= 2):
                 self.problem(stmt, f"the scalar function reads `{f.name}`, which is neither "
-                                   "a scalar nor a free array of scalars")
+                                   "a scalar nor a free array (or block of rows) of scalars")
 
     # ------------------------------------------------------------------ blocks
     def block(self, block: Block, scope: dict[str, Rep]) -> list[Rep]:

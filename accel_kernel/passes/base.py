@@ -145,6 +145,9 @@ class Options:
     # scalar function. Off for the `numpy` target, whose scalar functions run lane by lane
     # in Python loops: there the reduction is flattened (replicated) instead
     seq_inner: bool = True
+    # FUSE-SEGMENTED-FILTER (fuse): a filter over the elements of a segmented kernel joins it.
+    # Off for the `cuda` target, whose filter kernels run over elements, not segments
+    segmented_filter: bool = True
 
 
 @dataclass

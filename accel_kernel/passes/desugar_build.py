@@ -80,7 +80,8 @@ class Scope:
 EMPTY = Scope()
 
 # Library functions the generated code calls by name.
-LIBRARY_NAMES = frozenset({"map", "filter", "expand", "flatten", "zip", "zip3", "iota", "max"})
+LIBRARY_NAMES = frozenset({"map", "filter", "expand", "flatten", "zip", "zip3", "iota", "max",
+                           "min"})
 
 
 

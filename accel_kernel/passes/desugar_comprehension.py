@@ -16,7 +16,12 @@ generated lambda matches with the pattern `P` and rebuilds with the expression `
   - otherwise `expand (\\P -> Size e) (\\P i -> (E(P), Fetch e i)) acc` (`expand`);
   when they are not defined (`filter p xs`, a row of an array bound before), the same nested
   map as the regular nest, correct but irregular, with the reason logged (`nested-fallback`);
-- a guard `c` is `filter (\\P -> c) acc` (`guard`);
+- a guard `c` is `filter (\\P -> c) acc` (`guard`); a run of guards is one filter by all their
+  conditions, `filter (\\P -> c1 && c2) acc` (`guards`): `&&` evaluates `c2` only where `c1`
+  holds, as the second filter did, and one mask is what fusion compacts in one pass;
+- a guard `y < e` right after `y <- [a..<b]` whose size depends on the bound variables, `e` a
+  variable or a literal not mentioning `y`: the range stops at `min b e` and the guard goes
+  (`range-guard`): the same bindings, and the ones the guard would drop are never made;
 - `let p = e` is `map (\\P -> (E(P), e)) acc` (`let`); a function-valued `let` cannot be an
   array element, so it is bound again inside every later lambda instead (`let-function`);
 - zipped branches `[e | qs1 | qs2]` zip their arrays with `zip`/`zip3` (`zip`): unequal lengths
@@ -59,6 +64,9 @@ class Branch:
     comps: list[Emitted] = field(default_factory=list)
     pending: list[tuple[Emitted, Emitted]] = field(default_factory=list)
     bound: set[str] = field(default_factory=set)      # source names bound so far
+    guarded: tuple[ast.Expr, ast.Expr] | None = None    # after a guard: its condition (all
+    #                                         the conditions of a run of guards) and the array
+    #                                         before the run
 
 
 @dataclass
@@ -87,10 +95,14 @@ class _Translation:
             later_branches = {n for qs in e.branches[j + 1:] for q in qs
                               if not isinstance(q, ast.Guard) for n in ast.pattern_names(q.pattern)}
             br = Branch(scope)
+            absorbed = None
             for k, q in enumerate(quals):
+                if q is absorbed:            # a bound of the range before it (`range-guard`)
+                    continue
                 later = later_branches | {n for q2 in quals[k + 1:] if not isinstance(q2, ast.Guard)
                                           for n in ast.pattern_names(q2.pattern)}
-                self.qualifier(br, q, later)
+                following = quals[k + 1] if k + 1 < len(quals) else None
+                absorbed = self.qualifier(br, q, later, following)
             branches.append(br)
         if len(branches) == 1:
             br = branches[0]
@@ -116,7 +128,9 @@ class _Translation:
 
     # ------------------------------------------------------------------ qualifiers
 
-    def qualifier(self, br: Branch, q: ast.Qualifier, later: set[str]) -> None:
+    def qualifier(self, br: Branch, q: ast.Qualifier, later: set[str],
+                  following: ast.Qualifier | None = None) -> ast.Guard | None:
+        """Translate `q`; the guard after it when `q` took it in (`range-guard`)."""
         span = q.span
         log = self.d.ctx.log
         if isinstance(q, ast.Generator) and br.acc is None:
@@ -124,19 +138,35 @@ class _Translation:
                            note="the first generator's array is the array of bindings") as rewrite:
                 br.acc = rewrite.after = self.d.expr(q.source, br.scope)
                 self.bind(br, q.pattern, later)
-            return
+            return None
         if br.acc is None:
             self.start(br, span)
+        if isinstance(q, ast.Guard) and br.guarded is not None:
+            with log.apply("guards", _show(q), node=q,
+                           note="a guard right after a guard: one filter by both conditions "
+                                "(`&&`: the second is still only evaluated where the first "
+                                "holds), so fusion has one mask to compact by") as rewrite:
+                first, before = br.guarded
+                cond = self.b.new(ast.BinOp, "&&", first, self.d.expr(q.cond, br.scope),
+                                  span=span)
+                fn = self.lam(br, [], cond, span)
+                br.acc = rewrite.after = self.b.apply(
+                    self.d.library("filter", self.scope, span), [fn, before], span)
+                br.guarded = (cond, before)
+            return None
+        before, br.guarded = br.acc, None
         if isinstance(q, ast.Guard):
             with log.apply("guard", _show(q), node=q) as rewrite:
                 cond = self.d.expr(q.cond, br.scope)
                 fn = self.lam(br, [], cond, span)
                 br.acc = rewrite.after = self.b.apply(
                     self.d.library("filter", self.scope, span), [fn, br.acc], span)
+                br.guarded = (cond, before)
         elif isinstance(q, ast.LetQual):
             self.let(br, q, later)
         else:
-            self.generator(br, q, later)
+            return self.generator(br, q, later, following)
+        return None
 
     def start(self, br: Branch, span) -> None:
         with self.d.ctx.log.apply("start", "", note="no generator comes first: one binding to "
@@ -170,9 +200,20 @@ class _Translation:
                                                   [fn, br.acc], span)
             self.bind(br, q.pattern, later)
 
-    def generator(self, br: Branch, q: ast.Generator, later: set[str]) -> None:
+    def generator(self, br: Branch, q: ast.Generator, later: set[str],
+                  following: ast.Qualifier | None) -> ast.Guard | None:
         sized = self.size_of(q.source, br)
         source_text = print_expr(q.source)
+        limit = self.range_limit(q, following, br) if isinstance(sized, Sized) \
+            and sized.depends and isinstance(q.source, ast.Range) else None
+        if limit is not None:
+            with self.d.ctx.log.apply(
+                    "range-guard", _show(following), node=following,
+                    note=f"`{_show(following)}` right after `{_show(q)}`: the range stops "
+                         f"at `min {_operand(q.source.end)} {_operand(limit)}` instead, so "
+                         "the elements the guard drops are never made") as rewrite:
+                sized = self.range_sized(q.source, br, limit)
+                rewrite.after = "(a bound of the range)"
         if isinstance(sized, Sized) and sized.depends:
             rule, note = "expand", f"Size of `{source_text}` depends on the bound variables"
         elif isinstance(sized, Sized):
@@ -190,6 +231,28 @@ class _Translation:
                 br.acc = self.nest(br, q)
             rewrite.after = br.acc
             self.bind(br, q.pattern, later)
+        return following if limit is not None else None
+
+    def range_limit(self, q: ast.Generator, following: ast.Qualifier | None,
+                    br: Branch) -> ast.Expr | None:
+        """`e` of a guard `x < e` right after `x <- [a..<b]` (step 1) whose `e` does not
+        mention `x` and cannot fail (a variable or a literal: evaluated once per range
+        instead of once per element, even for an empty range), when `min` is the
+        library's: the range can stop at `min b e` (`range-guard`)."""
+        source = q.source
+        if not (isinstance(source, ast.Range) and not source.inclusive and source.step is None
+                and isinstance(q.pattern, ast.PVar) and q.pattern.annot is None
+                and isinstance(following, ast.Guard)):
+            return None
+        cond = following.cond
+        if not (isinstance(cond, ast.BinOp) and cond.op == "<"
+                and isinstance(cond.left, ast.Var) and cond.left.name == q.pattern.name
+                and q.pattern.name not in free_vars(cond.right)
+                and self.d.is_trivial(cond.right)):
+            return None
+        if "min" in self.d.redefined or "min" in br.scope.outs or "min" in self.scope.outs:
+            return None
+        return cond.right
 
     def expand(self, br: Branch, q: ast.Generator, sized: Sized) -> ast.Expr:
         """`expand` of the bindings so far: its size depends on them."""
@@ -253,14 +316,21 @@ class _Translation:
         return ("it is not `iota n`, a range, `map f e` of one of those, or an array that does "
                 f"not mention {_names(br.bound)}")
 
-    def range_sized(self, source: ast.Range, br: Branch) -> Sized:
+    def range_sized(self, source: ast.Range, br: Branch,
+                    limit: ast.Expr | None = None) -> Sized:
+        """Size and Fetch of a range; with `limit`, of the range stopped at `min end
+        limit` (`range-guard`)."""
         d, span = self.d, source.span
         step = 1 if source.step is None else int(source.step.value)
         parts: list[ast.Expr] = []
 
         def bounds() -> list[ast.Expr]:
             if not parts:
-                parts.extend([d.expr(source.start, br.scope), d.expr(source.end, br.scope)])
+                end = d.expr(source.end, br.scope)
+                if limit is not None:
+                    end = self.b.apply(d.library("min", br.scope, span),
+                                       [end, d.expr(limit, br.scope)], span)
+                parts.extend([d.expr(source.start, br.scope), end])
             return parts
 
         def size() -> ast.Expr:
@@ -370,3 +440,9 @@ def _show_branches(e: ast.Comprehension) -> str:
 
 def _names(names: set[str]) -> str:
     return ", ".join(f"`{n}`" for n in sorted(names)) or "the bound variables"
+
+
+def _operand(e: ast.Expr) -> str:
+    """`e` printed as the argument of a call (in parentheses unless a name or a literal)."""
+    text = print_expr(e)
+    return text if isinstance(e, (ast.Var, ast.Lit)) else f"({text})"

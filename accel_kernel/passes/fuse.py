@@ -15,6 +15,10 @@ written out. The rules, each logged under its name:
 - FUSE-REDOMAP, FUSE-SCANOMAP, FUSE-FILTER: a `reduce`, `scan` or `filter` of a value the
   kernel makes element-wise ends it in that reduction (reduced on the fly, nothing stored),
   scan or compaction. A kernel ending in a scan or a filter takes nothing more.
+- FUSE-SEGMENTED-FILTER: a `filter` of the values a segmented kernel (one without a
+  `seg_reduce`) makes element-wise: an expansion and the filter over it are one `filter`
+  kernel that runs segment by segment, counting the kept elements, then writing them (the
+  triples comprehension: no candidate is stored).
 - FUSE-SEGMENTED: a `seg_reduce` of a value the kernel makes (or `segment_ids` /
   `segment_iota` of the same descriptor) makes it run segment by segment: segments in
   parallel, each segment's elements in order, the segment id and the position in it being
@@ -241,6 +245,9 @@ class Fuser:
         "FUSE-REDOMAP": "reduces a value the kernel makes: reduced on the fly",
         "FUSE-SCANOMAP": "scans a value the kernel makes: scanned on the fly",
         "FUSE-FILTER": "filters a value the kernel makes: compacted on the fly",
+        "FUSE-SEGMENTED-FILTER": "filters the elements of the segments the kernel runs over: "
+                                 "it counts the kept elements of each chunk of segments, then "
+                                 "writes them (no element stored before the compaction)",
         "FUSE-SEGMENTED": "per segment of the descriptor: segments in parallel, each "
                           "segment's elements in order",
         "FUSE-ROWS": "reduces the rows of a block the kernel makes: rows in parallel",
@@ -325,7 +332,7 @@ class Fuser:
             return None, (f"an assert between the kernel and this {op_name(stmt.op)} must run "
                           "first: the statement may fail")
         if rule in ("FUSE-REDOMAP", "FUSE-SCANOMAP", "FUSE-FILTER", "FUSE-ROWS",
-                    "FUSE-SEGMENTED"):
+                    "FUSE-SEGMENTED", "FUSE-SEGMENTED-FILTER"):
             self._terminal(group, stmt)
         return rule, ""
 
@@ -336,6 +343,10 @@ class Fuser:
             return "FUSE-REDOMAP" if group.kind in ("map", "redomap") else None
         if isinstance(op, Scan):
             return "FUSE-SCANOMAP" if group.kind == "map" else None
+        if isinstance(op, Filter) and group.kind == "segmented" \
+                and self.ctx.options.segmented_filter \
+                and not any(isinstance(s.op, SegReduce) for s in group.stmts):
+            return "FUSE-SEGMENTED-FILTER"
         if isinstance(op, Filter):
             return "FUSE-FILTER" if group.kind == "map" else None
         return None

@@ -46,7 +46,8 @@ let c = map (\\n -> (n / 2 + n % 3, n ** 2 + n ** n, (n << 3) + (n >> 1), abs n 
 
 def cuda_module(text: str, name: str):
     from accel_kernel.backends.cuda.codegen import generate
-    stages = Session(target="interp").program_stages(text, name, stop_after="fuse")
+    stages = Session(target="interp").program_stages(text, name, stop_after="fuse",
+                                                     target="cuda")
     return generate(stages[-1].program)
 
 

@@ -192,13 +192,21 @@ def test_verify_checks_blocks_of_if_and_loop():
 def test_scalar_functions_read_scalars_and_arrays_of_scalars_only():
     xs = F.FVar("xs", F.Regular("i64", 1))
     xss = F.FVar("xss", F.Regular("i64", 2))
-    fn = F.ScalarFn((), ast.Var("xss"), (xss,))
+    xsss = F.FVar("xsss", F.Regular("i64", 3))
+    fn = F.ScalarFn((), ast.Var("xsss"), (xsss,))
     prog = program_of(F.Stmt((xs,), F.Iota(F.Const(3, "i64"))),
                       F.Stmt((xss,), F.Reshape(xs, F.Const(1, "i64"))),
+                      F.Stmt((xsss,), F.Reshape(xss, F.Const(1, "i64"))),
                       F.Stmt((F.FVar("s", I64),), F.Scalar(fn)))
-    assert any("neither a scalar nor a free array of scalars" in p for p in verify(prog))
-    # SEQ-INNER's loops read a free array of scalars element by element
-    fn = F.ScalarFn((), ast.Index(ast.Var("xs"), ast.Lit(0, "i64")), (xs,))
-    prog = program_of(F.Stmt((xs,), F.Iota(F.Const(3, "i64"))),
-                      F.Stmt((F.FVar("s", I64),), F.Scalar(fn)))
-    assert verify(prog) == []
+    assert any("neither a scalar nor a free array (or block of rows) of scalars" in p
+               for p in verify(prog))
+    # SEQ-INNER's loops read a free array of scalars element by element, SEQ-INNER-ROWS's a
+    # block of rows of scalars
+    for free, read in ((xs, ast.Index(ast.Var("xs"), ast.Lit(0, "i64"))),
+                       (xss, ast.Index(ast.Index(ast.Var("xss"), ast.Lit(0, "i64")),
+                                       ast.Lit(1, "i64")))):
+        fn = F.ScalarFn((), read, (free,))
+        prog = program_of(F.Stmt((xs,), F.Iota(F.Const(3, "i64"))),
+                          F.Stmt((xss,), F.Reshape(xs, F.Const(1, "i64"))),
+                          F.Stmt((F.FVar("s", I64),), F.Scalar(fn)))
+        assert verify(prog) == []

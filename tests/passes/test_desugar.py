@@ -121,6 +121,32 @@ def test_filter_source_falls_back_with_its_reason_logged():
     assert outcome(out) == ("value", "[2, 3, 3]")
 
 
+def test_a_run_of_guards_is_one_filter():
+    """`guards`: the second condition joins the first with `&&`, so it is still evaluated
+    only where the first holds (10 / y never divides by 0), and fusion compacts once."""
+    text = "def t (xs: []i64) = [x | x <- xs, y <- [0..<x], y != 0, 10 / y > 2, x > 1]"
+    stage = desugar(text)
+    assert [step.rule for step in stage.steps if step.rule.startswith("guard")] == \
+        ["guard", "guards", "guards"]
+    out = printed(text)
+    assert out.count("filter") == 1
+    assert "y != 0 && 10 / y > 2 && x > 1" in out
+    assert outcome(text + "\nt [3, 0, 5]") == ("value", "[3, 3, 5, 5, 5]")
+
+
+def test_a_bound_guard_after_a_range_is_the_range_s_end():
+    """`range-guard`: `c < n` right after `c <- [b..<(a + b)]` stops the range at
+    `min (a + b) n`; the guard after it stays a guard."""
+    text = ("def t (n: i64) = [(a, b, c) | a <- [1..<n], b <- [a..<n], c <- [b..<(a + b)], "
+            "c < n, a * a + b * b == c * c]")
+    stage = desugar(text)
+    assert [step.rule for step in stage.steps if "guard" in step.rule] == \
+        ["range-guard", "guard"]
+    out = printed(text)
+    assert "min (a + b) n" in out and "c < n" not in out
+    assert outcome(text + "\nt 14") == ("value", "[(3, 4, 5), (5, 12, 13), (6, 8, 10)]")
+
+
 def test_zipped_branches_are_zipped():
     out = printed("let xs = [1, 2]\nlet ys = [3, 4]\n[a + b | a <- xs | b <- ys]")
     assert out.endswith("map (\\(a, b) -> a + b) (zip xs ys)")

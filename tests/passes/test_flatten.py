@@ -320,6 +320,32 @@ def test_seq_inner_length_checks_are_guarded_and_stay_with_their_branch():
     assert call_def(text, "g", [1, 2], [1, 2, 3], [1, 2]) == ("[1, 2]",) * 2
 
 
+def test_seq_inner_rows_reads_the_centroids_and_the_points_own_row_in_place():
+    """SEQ-INNER-ROWS: k-means' `nearest` is one map of a scalar function over the points'
+    indices, reading the blocks `ps` and `cs` whole (`ps[q][l]`, `cs[j][l]`): nothing is
+    replicated per point and there is no segmented reduction. The widths map2 reads are
+    checked only when some point meets some centroid."""
+    text = ("def dist2 (p: []f64) (c: []f64) : f64 = "
+            "reduce (+) 0.0 (map2 (\\a b -> (a - b) * (a - b)) p c)\n"
+            "def f (ps: [n][d]f64) (cs: [k][e]f64) = map (\\p -> reduce min 1000.0 "
+            "(map (\\c -> dist2 p c) cs)) ps")
+    stage = flatten(text)
+    assert [step.rule for step in stage.steps if step.rule.startswith("SEQ")] == \
+        ["SEQ-INNER-ROWS"] * 2
+    body = form(stage, "f").body
+    assert not any(isinstance(s.op, (F.Replicate, F.SegReduce, F.Gather)) for s in body.stmts)
+    (kernel,) = [s for s in body.stmts if isinstance(s.op, F.Map)]
+    assert {v.rep for v in kernel.op.fn.free} >= {F.Regular("f64", 2)}
+    assert any("scalar (reached_" in line and "> 0" in line
+               for s in body.stmts for line in print_stmt(s))
+    assert call_def(text, "f", [[0.0, 1.0], [2.0, 2.0]], [[1.0, 1.0], [3.0, 2.0]]) == \
+        ("[1.0, 1.0]",) * 2
+    assert call_def(text, "f", [[0.0, 1.0]], []) == ("[1000.0]",) * 2     # nothing to check
+    # the point's own row alone is still a regular reduction along the rows
+    stage = flatten("def g (xss: [n][m]i64) = map (\\r -> reduce (+) 0 r) xss")
+    assert not any(step.rule.startswith("SEQ") for step in stage.steps)
+
+
 def test_moved_code_runs_only_on_the_outer_points_that_reach_it():
     text = ("def f (xss: [][]i64) (xs: []i64) = "
             "map (\\x -> map (\\y -> xss[x]) (filter (\\z -> z > x) xs)) xs")

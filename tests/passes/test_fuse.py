@@ -66,3 +66,25 @@ def test_kernels_list_their_source_lines():
                       "  in reduce (+) 0 ys")
     (kernel,) = kernels(stages[-1].program.forms[0].body)
     assert kernel.op.lines == (2, 3)
+
+
+def test_an_expansion_and_the_filter_over_it_are_one_kernel():
+    """FUSE-SEGMENTED-FILTER (the triples comprehension: `c < n` is the range's bound,
+    desugar's `range-guard`, the other guard one filter): the candidates are made, tested
+    and the kept ones written by one filter kernel that runs segment by segment; no
+    candidate is written out."""
+    text = ("def triples (n: i64) : [](i64, i64, i64) =\n"
+            "  [(a, b, c) | a <- [1..<n], b <- [a..<n], c <- [b..<(a + b)], c < n, "
+            "a * a + b * b == c * c]\n"
+            "triples 30")
+    stages = stage_of(text)
+    assert any(step.rule == "FUSE-SEGMENTED-FILTER" for step in stages[-1].steps)
+    last = kernels(stages[-1].program.forms[0].body)[-1]
+    assert last.op.kind == "filter"
+    assert any(isinstance(s.op, F.SegmentIota) for s in last.op.body.stmts)
+    filtered = {t.name for s in last.op.body.stmts if isinstance(s.op, F.Filter)
+                for t in s.targets}
+    assert {t.name for t in last.targets} == filtered
+    assert run(stages, -1) == run(stages, -2)
+    assert run(stages, -1)[1][0].startswith("[(3, 4, 5), (5, 12, 13), (6, 8, 10)")
+

@@ -179,14 +179,17 @@ class KernelWriter:
         return [python_name(p.name) for v in self.inputs for p in self.leaves[v.name]]
 
     def host_args(self) -> list[str]:
-        """The kernel's arguments in the host function, from the whole input values."""
+        """The kernel's arguments in the host function, from the whole input values (a
+        block read at the element index as its flat values; one that only scalar functions
+        read, `xss[q][j]`, with its shape)."""
         out = []
+        aligned = self.aligned_inputs()
         for v in self.inputs:
             for p in self.leaves[v.name]:
                 code = python_name(v.name)
                 for step in p.path:
                     code = f"{code}[{step}]" if isinstance(step, int) else f"{code}.{step}"
-                if isinstance(p.rep, F.Regular) and p.rep.rank > 1:
+                if isinstance(p.rep, F.Regular) and p.rep.rank > 1 and v.name in aligned:
                     code += ".reshape(-1)"
                 out.append(code)
         return out
@@ -315,7 +318,7 @@ class KernelWriter:
             lines.append(f"    width = {self.width_expr(red.op.arr, aligned)}")
         lines.append(f"    work = {self.work_expr(kind)}")
         args = self.host_args()
-        if kind == "segmented":
+        if kind == "segmented" or self.segment_offsets() is not None:
             checks = self.segmented_checks(aligned, outputs, reductions)
         elif kind in ("map", "redomap", "scan", "filter"):
             checks = self.length_checks(aligned)
@@ -398,7 +401,7 @@ class KernelWriter:
 
     def size_expr(self, kind: str, aligned: set[str]) -> str:
         """The number of elements (segments, rows) the kernel's parallel loop runs over."""
-        if kind == "segmented":
+        if kind == "segmented" or self.segment_offsets() is not None:
             offsets = self.offsets_name()
             return f"{python_name(offsets)}.shape[0] - 1"
         if kind == "rows":
@@ -436,7 +439,8 @@ class KernelWriter:
         total = f"int({python_name(self.offsets_name())}[-1])"
         out = self.length_checks(aligned, total, every=True)
         for t in outputs:
-            if t.rep.rank > 1 and not any(t in s.targets for s in reductions):
+            if isinstance(t.rep, F.Regular) and t.rep.rank > 1 \
+                    and not any(t in s.targets for s in reductions):
                 code = self.module.errors.code("SizeError", "reshape: rows of different "
                                                "lengths", None)
                 self.module.errors.deferred.add(code)
@@ -485,6 +489,14 @@ class KernelWriter:
                         f"        err[0], err[1] = {code}, {n}", "        return None, err"]
         return out
 
+    def segment_offsets(self) -> str | None:
+        """A filter kernel that runs segment by segment (FUSE-SEGMENTED-FILTER): the
+        descriptor's name; None for another kernel."""
+        if self.op.kind != "filter":
+            return None
+        return next((s.op.offsets.name for s in self.body
+                     if isinstance(s.op, (F.SegmentIds, F.SegmentIota))), None)
+
     def offsets_name(self) -> str:
         for s in self.body:
             if isinstance(s.op, (F.SegReduce, F.SegmentIds, F.SegmentIota)):
@@ -526,7 +538,9 @@ class KernelWriter:
         if kind == "filter":
             before, _ = split_at_filter(self.body)
             made_before = {x.name for b in before for x in b.targets}
-            return "(n,)" if t.name in made_before else "(total,)"
+            offsets = self.segment_offsets()
+            every = "(n,)" if offsets is None else f"(int({python_name(offsets)}[-1]),)"
+            return every if t.name in made_before else "(total,)"
         rank = t.rep.rank if isinstance(t.rep, F.Regular) else 1
         if kind in ("segmented",):
             total = f"int({python_name(self.offsets_name())}[-1])"     # one per element

@@ -14,7 +14,9 @@ variable, inputs read at the element index):
   from its carry (the element code runs twice: nothing is stored in between).
 - filter: a counting pass (each chunk's kept elements, and the reductions over kept
   elements), the chunks' start positions, then a writing pass that stores the kept values at
-  their positions; with nothing compacted to write out, the counting pass is all.
+  their positions; with nothing compacted to write out, the counting pass is all. A filter
+  kernel with a segment descriptor (FUSE-SEGMENTED-FILTER) has chunks of whole segments, of
+  about equal numbers of elements, each segment's elements in order.
 - segmented: `for s in prange(segments)`, each segment's elements in order; the segment id
   and the position in it are the loop's own indices.
 - rows: as segmented, with rows of one width.
@@ -45,7 +47,7 @@ DTYPES = DTYPE_SOURCE     # scalar type -> the numpy dtype as generated code spe
 # the names of the generated functions' own variables: an accel name that is one of them
 # gets a trailing `_` in kernels and host functions
 KERNEL_NAMES = frozenset({"n", "chunks", "i", "s", "c", "lo", "hi", "acc", "kept", "pos",
-                          "starts", "counts", "total", "carry", "run", "start", "width",
+                          "starts", "counts", "total", "carry", "run", "start", "end", "width",
                           "block", "block_stop", "block_end", "stop_asked",  # polling.py's
                           "alloc", "front", "back", "out", "err", "numba", "prange", "njit",
                           "np", "len", "int", "max", "min", "range",
@@ -307,10 +309,64 @@ class KernelBody:
         self.lines += self.store([t for t in outputs if t.name != scan.targets[0].name], inner)
         self.lines += tail
 
+    def _chunk_bounds(self) -> list[str]:
+        """Chunk `c`'s elements `lo..hi`; in a segmented filter kernel its segments, as many
+        elements in each chunk as can be (segments of very different lengths: the triples'
+        pairs `(a, b)` have `a` candidates each), found in the offsets."""
+        offsets = self.k.segment_offsets()
+        if offsets is None:
+            return ["        lo = c * n // chunks", "        hi = (c + 1) * n // chunks"]
+        offsets = python_name(offsets)
+        return [f"        lo = np.searchsorted({offsets}, {offsets}[n] * c // chunks)",
+                f"        hi = np.searchsorted({offsets}, {offsets}[n] * (c + 1) // chunks)"]
+
+    def _chunk_elements(self, body: list[str], segment: list[str] = ()) -> list[str]:
+        """The loop over a chunk's elements, `body` written at indent 12: `lo..hi`, or in a
+        segmented filter kernel (FUSE-SEGMENTED-FILTER) the chunk's segments `lo..hi`, each
+        one's elements in order (the segment id `s`, its first element `start`), after the
+        code of its `segment` values (`_per_segment`, also written at indent 12), run only
+        for a segment with elements (as the elements' code would have been)."""
+        offsets = self.k.segment_offsets()
+        if offsets is None:
+            return _polled(" " * 8, "i", "lo", "hi", body)
+        offsets = python_name(offsets)
+        if not segment:
+            inner = _polled(" " * 12, "i", "start", f"{offsets}[s + 1]",
+                            ["    " + line for line in body])
+            return _block("        for s in range(lo, hi):",
+                          [f"            start = {offsets}[s]", *inner] if inner else [])
+        inner = _polled(" " * 16, "i", "start", "end", ["        " + line for line in body])
+        return ["        for s in range(lo, hi):",
+                f"            start = {offsets}[s]",
+                f"            end = {offsets}[s + 1]",
+                "            if start < end:",
+                *("    " + line for line in segment), *inner]
+
+    def _per_segment(self, stmts: list[F.Stmt]) -> tuple[list[F.Stmt], list[F.Stmt]]:
+        """In a segmented filter kernel, the statements whose values are the same for
+        every element of a segment (its id, what is gathered at it, functions of those),
+        computed once per segment, and the others; ([], stmts) in another kernel."""
+        if self.k.segment_offsets() is None:
+            return [], stmts
+        invariant: set[str] = set()
+        segment, element = [], []
+        for s in stmts:
+            reads = {v.name for v in op_reads(s.op)}
+            per_element = {r for r in reads if r in self.aligned
+                           or r in self.k.made and r not in invariant}
+            if isinstance(s.op, F.SegmentIds) or isinstance(s.op, (F.Gather, F.Map, F.Project)) \
+                    and reads & invariant and not per_element:
+                invariant |= {t.name for t in s.targets}
+                segment.append(s)
+            else:
+                element.append(s)
+        return segment, element
+
     def filter(self, outputs: list[F.FVar], reductions: list[F.Stmt]) -> None:
         """With compacted outputs, a counting function `<name>_count` (kept elements per
         chunk) runs first and the kernel writes the kept values from each chunk's start
-        position (`starts`); reductions over the kept elements are folded in the kernel."""
+        position (`starts`); reductions over the kept elements are folded in the kernel.
+        The chunks are of elements, or of segments in a segmented filter kernel."""
         filters = [s for s in self.k.body if isinstance(s.op, F.Filter)]
         keep = filters[0].op.keep
         before, after = split_at_filter(self.k.body)
@@ -327,12 +383,13 @@ class KernelBody:
                      f"{', '.join(self.param_names() + ['err'])}):",
                      "    counts = np.zeros(chunks, np.int64)",
                      "    for c in prange(chunks):",
-                     "        lo = c * n // chunks",
-                     "        hi = (c + 1) * n // chunks",
+                     *self._chunk_bounds(),
                      "        kept = 0"]
-            counting = self.element(before, " " * 12)
+            per_segment, per_element = self._per_segment(before)
+            segment = self.element(per_segment, " " * 12, segment="s", start="start")
+            counting = self.element(per_element, " " * 12, segment="s", start="start")
             counting += [f"            if {self.value(keep)}:", "                kept += 1"]
-            count += _polled(" " * 8, "i", "lo", "hi", counting)
+            count += self._chunk_elements(counting, segment)
             count += ["        counts[c] = kept", "    return counts"]
             self.k.module.kernel_function(count)
         self.chunks()
@@ -340,16 +397,16 @@ class KernelBody:
             self.lines += [f"    part_{acc} = np.empty(max(chunks, 1), "
                            f"{DTYPES[element_type(s.targets[0].rep)]})",
                            f"    have_{acc} = np.zeros(max(chunks, 1), np.bool_)"]
-        self.lines += ["    for c in prange(chunks):",
-                       "        lo = c * n // chunks",
-                       "        hi = (c + 1) * n // chunks"]
+        self.lines += ["    for c in prange(chunks):", *self._chunk_bounds()]
         if compacted:
             self.lines.append("        pos = starts[c]")
         for s, acc in zip(reductions, accs):
             self.lines += [f"        acc_{acc} = {self.value(s.op.ne)}",
                            f"        first_{acc} = True"]
         self.locals = {}
-        element = self.element(before, " " * 12)
+        per_segment, per_element = self._per_segment(before)
+        segment = self.element(per_segment, " " * 12, segment="s", start="start")
+        element = self.element(per_element, " " * 12, segment="s", start="start")
         element += self.store(full, " " * 12)
         for s, acc in zip(reductions, accs):
             if s.id in over_all:
@@ -367,7 +424,7 @@ class KernelBody:
         if compacted:
             kept.append("                pos += 1")
         element += _block(f"            if {test}:", kept)
-        self.lines += _polled(" " * 8, "i", "lo", "hi", element)
+        self.lines += self._chunk_elements(element, segment)
         for acc in accs:
             self.lines += [f"        part_{acc}[c] = acc_{acc}",
                            f"        have_{acc}[c] = not first_{acc}"]

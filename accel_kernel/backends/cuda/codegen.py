@@ -54,7 +54,8 @@ KIND_WRITERS = {"redomap": "codegen_redomap", "scan": "codegen_scan",
 
 
 # A kernel parameter's type, as the host function passes it: ("scalar", elem) for a scalar,
-# ("array", elem) for a one-dimensional C-contiguous device array (blocks are flattened).
+# ("array", elem) for a one-dimensional C-contiguous device array (blocks are flattened),
+# ("array2", elem) for a block only scalar functions read, `xss[q, j]` (SEQ-INNER-ROWS).
 ParamType = tuple[str, str]
 
 
@@ -143,10 +144,20 @@ class CudaKernelWriter(KernelWriter):
             (concat,) = self.body
             leaves = [("array", element_type(a.rep)) for a in concat.op.args]
             return (("scalar", "i64"), *leaves, ("array", element_type(concat.targets[0].rep)))
-        inputs = [("scalar" if isinstance(p.rep, F.ScalarRep) else "array", p.rep.elem)
-                  for v in self.inputs for p in self.leaves[v.name]]
         outputs = [("array", element_type(t.rep)) for t in self.stmt.targets]
-        return (("scalar", "i64"), *inputs, *outputs, ("array", "i64"))
+        return (("scalar", "i64"), *self.leaf_types(), *outputs, ("array", "i64"))
+
+    def leaf_types(self) -> list[ParamType]:
+        """The types of the inputs' leaves, as `host_args` passes them (a block that is not
+        read at the element index keeps its shape)."""
+        aligned = self.aligned_inputs()
+
+        def kind(v: F.FVar, rep: F.Rep) -> str:
+            if isinstance(rep, F.ScalarRep):
+                return "scalar"
+            two = isinstance(rep, F.Regular) and rep.rank == 2 and v.name not in aligned
+            return "array2" if two else "array"
+        return [(kind(v, p.rep), p.rep.elem) for v in self.inputs for p in self.leaves[v.name]]
 
     def push(self) -> tuple[list[str], list[str]]:
         """`a ++ b`: one grid-stride loop writes `a` to the front, another `b` after it."""

@@ -60,8 +60,7 @@ class _Redomap:
             if not _is_scalar_result(s.targets[0], self.reductions):
                 raise NotImplementedError("cuda: redomap kernels are not built yet")
         self.elements = [t for t in self.outputs if not _is_scalar_result(t, self.reductions)]
-        self.leaf_types = [("scalar" if isinstance(p.rep, F.ScalarRep) else "array", p.rep.elem)
-                           for v in writer.inputs for p in writer.leaves[v.name]]
+        self.leaf_types = writer.leaf_types()
         self.functions: list[str] = []
         body = CudaBody(writer, self.aligned)
         self.ops: list[tuple[str, str, str]] = []     # (helpers' prefix, operator, free args)

@@ -136,8 +136,7 @@ class _Kind:
         self.name = writer.name
         self.aligned = writer.aligned_inputs()
         self.outputs = list(writer.stmt.targets)
-        self.leaf_types = [("scalar" if isinstance(p.rep, F.ScalarRep) else "array", p.rep.elem)
-                           for v in writer.inputs for p in writer.leaves[v.name]]
+        self.leaf_types = writer.leaf_types()
         self.functions: list[str] = []
 
     def body(self) -> CudaBody:

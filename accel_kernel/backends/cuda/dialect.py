@@ -13,9 +13,11 @@ refuses `np.uint64` of a negative Python int (a loop index).
 """
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 from ..cpu.python_code import Dialect, Val, call, infix
+from ..cpu.scalar_arith import literal
 
 # numpy's function -> the device function computing it (operands and result of one type)
 MATH = {"sqrt": "math.sqrt", "exp": "math.exp", "log": "math.log", "sin": "math.sin",
@@ -30,7 +32,7 @@ def _spell(name: str, type: str, args: Sequence[Val]) -> Val | None:
         return call("np.uint64", [call("np.int64", args, "i64")], type)
     if name == "divide":
         left, right = args
-        return infix(left, "/", right, type)
+        return _literal_quotient(left, right, type) or infix(left, "/", right, type)
     if name in MATH:
         return call(MATH[name], args, type)
     if name == "rint":        # in f64 (exact for an f32), back to f32 where it was one
@@ -38,6 +40,21 @@ def _spell(name: str, type: str, args: Sequence[Val]) -> Val | None:
                        if type == "f32" else args, "f64")
         return call("np.float32", [rounded], "f32") if type == "f32" else rounded
     raise NotImplementedError(f"cuda: numpy's `{name}` in device code is not built yet")
+
+
+def _literal_quotient(left: Val, right: Val, type: str) -> Val | None:
+    """A literal divided by a literal 0 (`highest` is `1.0 / 0.0` in scalar code): the IEEE
+    value, as a literal. The device gives it too, but the simulator runs the code with Python
+    floats, whose `/` raises."""
+    try:
+        a, b = float(left.code), float(right.code)
+    except ValueError:
+        return None
+    if b != 0.0:
+        return None
+    if a == 0.0 or math.isnan(a):
+        return literal(math.nan, type)
+    return literal(math.copysign(math.inf, a) * math.copysign(1.0, b), type)
 
 
 DEVICE = Dialect("cuda", _spell)

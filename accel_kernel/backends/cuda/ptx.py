@@ -175,6 +175,8 @@ def numba_type(param: "ParamType") -> Any:
     import numpy as np
     from ...lang.scalar_ops import DTYPES
     scalar = numba.from_dtype(np.dtype(DTYPES[elem]))
+    if kind == "array2":
+        return scalar[:, ::1]
     return scalar if kind == "scalar" else scalar[::1]
 
 

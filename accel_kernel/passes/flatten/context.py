@@ -14,7 +14,8 @@
   indices `subset` of those points.
 - `Env` is the lifting context: the scope (name -> value), the innermost level (None outside
   every map), whether the analyses' facts can be trusted here, and the `floor` below which a
-  computation that may fail must not be hoisted (inside a branch or a loop's active part).
+  computation that may fail must not be hoisted (inside a branch or a loop's active part),
+  and whether it is the element code of a SEQ-INNER loop (`scalar.py`).
 - `Builder` emits statements into nested blocks, gives fresh SSA names and statement ids,
   keeps per-block caches (a value distributed to a level once is reused in that block and
   the blocks inside it) and applies every rule through the rewriter (`Builder.rule`, over
@@ -132,6 +133,8 @@ class Env:
     level: Level | None = None
     trusted: bool = True                   # the facts of shape/regularity hold here
     floor: Level | None = None             # failing code is not hoisted above this level
+    seq_inner: bool = False                # in the element code of a SEQ-INNER loop: a row
+                                           # of a lifted regular block is read in place
 
     def bind(self, name: str, value: Any) -> "Env":
         scope = dict(self.scope)

@@ -92,7 +92,11 @@ class LibraryRules(OperatorRules):
                      reached: Any = None) -> None:
         """An assert that the arrays have one length; with `reached` (a bool atom), only
         when it holds (lengths of unlifted arrays read inside a map that may have no point)."""
-        lengths = [self.lengths_of(a) for a in arrays]
+        self.check_lengths([self.lengths_of(a) for a in arrays], node, env, what, reached)
+
+    def check_lengths(self, lengths: list[Leaf], node: ast.Node, env: Env, what: str,
+                      reached: Any = None) -> None:
+        """`same_lengths` of the arrays' lengths (`lengths_of`, or a row's width)."""
         first = lengths[0]
         unlifted = all(n.level is None for n in lengths)
         for other in lengths[1:]:

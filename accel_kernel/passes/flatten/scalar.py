@@ -9,41 +9,28 @@ functions (`min`, `sqrt`, `i64`, `select`, ...) and applications of lambdas to s
 (inlined). Any other sub-expression of scalar type (`xs[i]`, `length xs`, `reduce ...`) is an
 *operand*: flattened on its own first, then read by the scalar function. Operands that are
 unlifted scalars are the function's free variables (`ScalarFn.free`); lifted ones are its
-parameters, all brought to the deepest level among them.
+parameters, all brought to the deepest level among them. Reductions inside scalar code over
+whole arrays (SEQ-INNER, SEQ-INNER-ROWS) are in `seq_inner.py`.
 """
 from __future__ import annotations
 
 import math
 import weakref
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
-from ...ir import core
 from ...ir.flat import Const, FVar, Map, Regular, Scalar, ScalarFn, ScalarRep, TupleRep
 from ...ir.flat_printer import make_fn
 from ...lang import ast, scalar_ops
 from ...lang import types as T
-from .context import (Builder, Env, FunVal, Leaf, Level, TupleVal, leaves, map_leaves,
+from .context import (Builder, Env, FunVal, Leaf, Level, TupleVal, map_leaves,
                       position)
 from .reps import row_rep
+from .seq_inner import (LOCAL, PARTIAL_OPS, SCALAR_BUILTINS, LocalArray, SeqInnerBuild,
+                        SeqInnerClassify, checked_read, worst)
 
-SCALAR_BUILTINS = {name: entry.arity for name, entry in scalar_ops.FUNCTIONS.items()}
 CONSTANTS = tuple(name for name, entry in scalar_ops.BUILTINS.items() if not entry.arity)
-PARTIAL_OPS = {op for op, entry in scalar_ops.BINARY_OPS.items() if entry.error}   # may fail
-LOCAL = object()                      # a name bound inside the scalar code being built
-ZIPS = {"zip": 2, "zip3": 3}
-MAPS = {"map": 1, "map2": 2, "map3": 3}
-
-
-@dataclass(frozen=True, eq=False)
-class LocalArray:
-    """A name bound inside scalar code to an array read element by element (SEQ-INNER):
-    its defining expression, flattened where it is used."""
-    expr: ast.Expr
-    env: Env
-
-
 def is_scalar_type(t: T.Type | None) -> bool:
     if isinstance(t, T.Scalar):
         return True
@@ -73,13 +60,7 @@ def constant_value(name: str, t: T.Type | None) -> ast.Expr:
     return ast.Lit(float(value), elem)
 
 
-def worst(*kinds: str | None) -> str | None:
-    if any(k is None for k in kinds):
-        return None
-    return "scalar" if "scalar" in kinds else "pure"
-
-
-class ScalarCode:
+class ScalarCode(SeqInnerClassify):
     """Mixin of the flattener: classification and building of scalar code."""
     b: Builder
 
@@ -118,13 +99,13 @@ class ScalarCode:
             if e.op == "++":
                 return None
             left, right = self.classify(e.left, env), self.classify(e.right, env)
-            if e.op in ("&&", "||") and (right != "pure" or _checked_read(e.right)):
+            if e.op in ("&&", "||") and (right != "pure" or checked_read(e.right)):
                 return None
             return worst(left, right)
         if isinstance(e, ast.UnOp):
             return self.classify(e.operand, env)
         if isinstance(e, ast.If):
-            if _checked_read(e.then) or _checked_read(e.else_):
+            if checked_read(e.then) or checked_read(e.else_):
                 return None                  # a length check only where the branch is taken
             if self.classify(e.then, env) == "pure" and self.classify(e.else_, env) == "pure":
                 return worst(self.classify(e.cond, env), "pure")
@@ -156,7 +137,7 @@ class ScalarCode:
             return None
         names = [e.pattern] + ([ast.PVar(form.var)] if isinstance(form, ast.ForRange) else [])
         inner = self._locals(env, names)
-        if self.classify(e.body, inner) != "pure" or _checked_read(e.body):
+        if self.classify(e.body, inner) != "pure" or checked_read(e.body):
             return None
         if isinstance(form, ast.While):
             if self.classify(form.cond, inner) != "pure":
@@ -166,106 +147,6 @@ class ScalarCode:
 
     def opaque(self, e: ast.Expr) -> str | None:
         return "scalar" if is_scalar_type(self.type_of(e)) else None
-
-    # ------------------------------------------------------------------ SEQ-INNER
-    def _classify_local_array(self, e: ast.Let, env: Env) -> str | None:
-        """`let a = <array read element by element> in <scalar code>`."""
-        if not isinstance(e.pattern, ast.PVar) or core.has_sizes(e.pattern.annot) \
-                or not self.inner_array(e.value, env):
-            return None                      # (a size annotation is a check to make)
-        inner = Env({**env.scope, e.pattern.name: LocalArray(e.value, env)}, env.level,
-                    env.trusted, env.floor)
-        # no operands: an operand is flattened on its own and cannot read the local array
-        return "pure" if self.classify(e.body, inner) == "pure" else None
-
-    def inner_array(self, e: ast.Expr, env: Env) -> bool:
-        """Whether scalar code can read the array `e` element by element: a free array of
-        scalars (not lifted: the same for every point), a local one, or `zip`s and `map`s
-        of scalar code over them."""
-        if isinstance(e, ast.Ascribe):
-            return self.inner_array(e.expr, env)
-        if isinstance(e, ast.Var):
-            v = self.lookup(env, e.name)
-            return isinstance(v, LocalArray) or _unlifted_vector(v)
-        if not (isinstance(e, ast.Apply) and isinstance(e.fn, ast.Var)
-                and self.lookup(env, e.fn.name) is None):
-            return False
-        name, args = e.fn.name, e.args
-        if ZIPS.get(name) == len(args):
-            return all(self.inner_array(a, env) for a in args)
-        if MAPS.get(name) == len(args) - 1:
-            closure = self._closure(args[0], env)
-            if closure is None or len(closure.lam.params) != len(args) - 1:
-                return False
-            inner = Env(self._locals_scope(closure.scope, closure.lam.params))
-            return all(self.inner_array(a, env) for a in args[1:]) \
-                and self.classify(closure.lam.body, inner) == "pure"
-        return False
-
-    def _classify_inner(self, e: ast.Apply, env: Env) -> str | None:
-        """`reduce op ne a` and `length a` of an array scalar code reads element by element,
-        where the reduction depends on the point (SEQ-INNER: each point runs its own loop;
-        an invariant one is computed once, in parallel, by AVOID)."""
-        name, args = e.fn.name, e.args
-        if not self.ctx.options.seq_inner:
-            return None
-        if name == "length" and len(args) == 1 and self.inner_array(args[0], env):
-            return "pure"
-        if name != "reduce" or len(args) != 3 or not self.inner_array(args[2], env) \
-                or not self._per_point(e, env):
-            return None
-        if not self._scalar_operator(args[0], env):
-            return None
-        return worst(self.classify(args[1], env), "pure")
-
-    def _scalar_operator(self, op: ast.Expr, env: Env) -> bool:
-        if isinstance(op, ast.OpFunc):
-            return op.op != "++"
-        if isinstance(op, ast.Var) and self.lookup(env, op.name) is None:
-            return SCALAR_BUILTINS.get(op.name) == 2
-        closure = self._closure(op, env)
-        if closure is None or len(closure.lam.params) != 2:
-            return False
-        inner = Env(self._locals_scope(closure.scope, closure.lam.params))
-        return self.classify(closure.lam.body, inner) == "pure" \
-            and not _checked_read(closure.lam.body)
-
-    def unlifted_arrays(self, e: ast.Expr, env: Env, seen: set[int]) -> set[str]:
-        """The names of the unlifted arrays `e` may read element by element (SEQ-INNER):
-        a parameter of the scalar function must not take one of them as its name."""
-        out: set[str] = set()
-        for name in self._free(e):
-            out |= self._unlifted_in(self.lookup(env, name), seen)
-        return out
-
-    def _unlifted_in(self, v: Any, seen: set[int]) -> set[str]:
-        if isinstance(v, (Leaf, TupleVal)):
-            return {leaf.atom.name for leaf in leaves(v) if _unlifted_vector(leaf)}
-        if isinstance(v, LocalArray) and id(v) not in seen:
-            seen.add(id(v))
-            return self.unlifted_arrays(v.expr, v.env, seen)
-        if isinstance(v, FunVal) and id(v) not in seen:
-            seen.add(id(v))
-            out: set[str] = set()
-            for a in v.args:
-                out |= self._unlifted_in(a, seen)
-            if v.kind == "closure" and v.scope is not None:
-                for name in self._free(v.lam):
-                    out |= self._unlifted_in(v.scope.get(name), seen)
-            return out
-        return set()
-
-    def _per_point(self, e: ast.Expr, env: Env) -> bool:
-        """Whether `e` reads a lifted value (so it runs inside a map, once per point)."""
-        for name in self._free(e):
-            v = self.lookup(env, name)
-            if isinstance(v, LocalArray):
-                if self._per_point(v.expr, v.env):
-                    return True
-            elif v is not LOCAL and v is not None and any(
-                    level is not None for level in self._levels_of(v, set())):
-                return True
-        return False
 
     def _classify_apply(self, e: ast.Apply, env: Env) -> str | None:
         fn, args = e.fn, e.args
@@ -281,7 +162,8 @@ class ScalarCode:
             return worst(*kinds)
         closure = self._closure(fn, env)
         if closure is not None and len(closure.lam.params) == len(args):
-            inner = Env(self._locals_scope(closure.scope, closure.lam.params))
+            inner = Env(self._locals_scope(closure.scope, closure.lam.params),
+                        seq_inner=env.seq_inner)
             return worst(*kinds, self.classify(closure.lam.body, inner))
         return None
 
@@ -295,7 +177,7 @@ class ScalarCode:
         return None
 
     def _locals(self, env: Env, patterns) -> Env:
-        return Env(self._locals_scope(env.scope, patterns), env.level, env.trusted, env.floor)
+        return replace(env, scope=self._locals_scope(env.scope, patterns))
 
     def _locals_scope(self, scope, patterns) -> dict:
         out = dict(scope)
@@ -437,7 +319,7 @@ class ScalarCode:
         if fun.kind == "closure" and not fun.args and len(fun.lam.params) == arity:
             builder = _Body(self, fun.lam.body)
             inner = Env(self._locals_scope(fun.scope, fun.lam.params))
-            if self.classify(fun.lam.body, inner) != "pure" or _checked_read(fun.lam.body):
+            if self.classify(fun.lam.body, inner) != "pure" or checked_read(fun.lam.body):
                 # (a zip's length check would run even where the operator never does)
                 raise NotImplementedError(f"flatten: the function passed to `{what}` is not "
                                           "scalar code, which is not built yet")
@@ -445,15 +327,6 @@ class ScalarCode:
             return fun.lam.params, body, builder
         raise NotImplementedError(f"flatten: this function passed to `{what}` is not built "
                                   "yet")
-
-
-def _unlifted_vector(v: Any) -> bool:
-    """A value that is the same for every point and is an array of scalars (a tuple of
-    them: an array of tuples)."""
-    if isinstance(v, TupleVal):
-        return bool(v.parts) and all(_unlifted_vector(p) for p in v.parts)
-    return isinstance(v, Leaf) and v.level is None and isinstance(v.atom, FVar) \
-        and isinstance(v.rep, Regular) and v.rep.rank == 1
 
 
 def _may_fail(e: ast.Expr, env: Env, fl: ScalarCode) -> bool:
@@ -484,19 +357,6 @@ def _may_fail(e: ast.Expr, env: Env, fl: ScalarCode) -> bool:
     return True
 
 
-def _checked_read(e: ast.Expr) -> bool:
-    """Whether `e` applies a `zip` or `map` to several arrays: read element by element
-    (SEQ-INNER), their lengths are checked once outside the scalar function, so such a read
-    must not be where only some evaluations reach it (a branch, a loop body, the right of
-    `&&`): there it is not scalar code, and the check stays with its branch."""
-    for n in ast.walk(e):
-        if isinstance(n, ast.Apply) and isinstance(n.fn, ast.Var) \
-                and (ZIPS.get(n.fn.name, 0) >= 2 and len(n.args) >= 2
-                     or MAPS.get(n.fn.name, 0) >= 2 and len(n.args) >= 3):
-            return True
-    return False
-
-
 def _rep_of(t: T.Type | None, level: Level | None):
     if isinstance(t, T.Tuple):
         return TupleRep(tuple(_rep_of(e, level) for e in t.elems))
@@ -504,7 +364,7 @@ def _rep_of(t: T.Type | None, level: Level | None):
     return ScalarRep(elem) if level is None else Regular(elem, 1)
 
 
-class _Body:
+class _Body(SeqInnerBuild):
     """Builds one scalar function body: variables that hold operands are renamed to the
     function's parameters (lifted operands) or free variables (unlifted ones)."""
 
@@ -517,6 +377,9 @@ class _Body:
         self.reserved: set[str] = set()     # free arrays' names (SEQ-INNER)
         self.checks: list | None = None     # length checks left to `emit_scalar` (None: now)
         self.checked: set[int] = set()      # the zips and maps whose check is made
+        self.guards: list[Any] = []         # the maps whose element code is being built:
+        #                                     reached only when they have an element
+        self.rows_read = False              # a loop read rows (SEQ-INNER-ROWS)
 
     def free_reps(self) -> dict:
         return {name: leaf.atom.rep for name, leaf in self.free.items()
@@ -583,8 +446,8 @@ class _Body:
                                 span=e.span, id=e.id)
         if isinstance(e, ast.Let) and not is_scalar_type(fl.type_of(e.value)):
             self.base(e.value, env)          # its lengths are checked even if it is not read
-            inner = Env({**env.scope, e.pattern.name: LocalArray(e.value, env)}, env.level,
-                        env.trusted, env.floor)
+            inner = replace(env, scope={**env.scope,
+                                        e.pattern.name: LocalArray(e.value, env)})
             return self.expr(e.body, inner, root)
         if isinstance(e, ast.Let):
             inner = fl._locals(env, [e.pattern])
@@ -622,9 +485,10 @@ class _Body:
             return self.sequential_reduce(e, env, root)
         closure = fl._closure(e.fn, env)
         if closure is not None and fl.classify(closure.lam.body, Env(
-                fl._locals_scope(closure.scope, closure.lam.params))) == "scalar":
+                fl._locals_scope(closure.scope, closure.lam.params),
+                seq_inner=env.seq_inner)) == "scalar":
             # the body has operands that may read the parameters: bind them first, as `let`
-            inner = Env(closure.scope, env.level, env.trusted, env.floor)
+            inner = Env(closure.scope, env.level, env.trusted, env.floor, env.seq_inner)
             for param, arg in zip(closure.lam.params, e.args):
                 inner = fl.bind_pattern(param, fl.flatten(arg, env), inner)
             return self.expr(closure.lam.body, inner, False)
@@ -646,108 +510,6 @@ class _Body:
             else:
                 built.append(self.expr(part, env, root))
         return built
-
-    # ------------------------------------------------------------------ SEQ-INNER
-    def fresh(self, base: str) -> str:
-        self.count = getattr(self, "count", 0) + 1
-        name = f"{base}{self.count}"
-        while name in self.root_binders or name in self.params or name in self.free \
-                or name in self.reserved:
-            self.count += 1
-            name = f"{base}{self.count}"
-        return name
-
-    def sequential_reduce(self, e: ast.Apply, env: Env, root: bool) -> ast.Expr:
-        """`reduce op ne a` of an array read element by element: a loop in the scalar
-        function, `loop acc = ne for j < length a do op acc a[j]`."""
-        op, ne, arr = e.args
-        with self.fl.b.rule("SEQ-INNER", e, "a reduction over an array that is the same "
-                            "for every point, inside a map: each point runs it as a loop "
-                            "(work n·m as flattened, no replicated array; depth m per point)"):
-            count = self.length(arr, env, root)
-            acc, j = self.fresh("acc"), self.fresh("j")
-            element = self.element(arr, env, ast.Var(j), root)
-            body = self.combine(op, [ast.Var(acc), element], env, root, replace(e, id=0))
-            return ast.Loop(ast.PVar(acc), self.expr(ne, env, root), ast.ForRange(j, count),
-                            body, span=e.span, id=e.id)
-
-    def combine(self, fn: ast.Expr, args: list[ast.Expr], env: Env, root: bool,
-                node: ast.Node) -> ast.Expr:
-        """A scalar function (operator, builtin, lambda) applied to built arguments."""
-        if isinstance(fn, ast.OpFunc):
-            if fn.op in PARTIAL_OPS:
-                self.partial = True
-            return ast.BinOp(fn.op, args[0], args[1], span=node.span, id=node.id)
-        if isinstance(fn, ast.Var) and self.fl.lookup(env, fn.name) is None:
-            return ast.Apply(ast.Var(fn.name, span=fn.span), tuple(args), span=node.span,
-                             id=node.id)
-        closure = self.fl._closure(fn, env)
-        assert closure is not None
-        lam = closure.lam
-        inner = Env(self.fl._locals_scope(closure.scope, lam.params), env.level, env.trusted,
-                    env.floor)
-        body = self.expr(lam.body, inner, False)
-        if len(lam.params) == 1:
-            return ast.Let(lam.params[0], args[0], body, span=node.span)
-        return ast.Let(ast.PTuple(tuple(lam.params)), ast.TupleLit(tuple(args)), body,
-                       span=node.span)
-
-    def _parts(self, arr: ast.Expr, env: Env) -> tuple[str, Any, Env]:
-        """What an array read element by element is: ("value", its flat value, env),
-        ("zip" | "map", the call, env), after local names and ascriptions."""
-        while True:
-            if isinstance(arr, ast.Ascribe):
-                arr = arr.expr
-                continue
-            if isinstance(arr, ast.Var):
-                v = self.fl.lookup(env, arr.name)
-                if isinstance(v, LocalArray):
-                    arr, env = v.expr, v.env
-                    continue
-                return "value", v, env
-            return ("zip" if arr.fn.name in ZIPS else "map"), arr, env
-
-    def element(self, arr: ast.Expr, env: Env, j: ast.Expr, root: bool) -> ast.Expr:
-        kind, what, env = self._parts(arr, env)
-        if kind == "value":
-            return self._indexed(what, j)
-        if kind == "zip":
-            return ast.TupleLit(tuple(self.element(a, env, j, root) for a in what.args))
-        items = [self.element(a, env, j, root) for a in what.args[1:]]
-        return self.combine(what.args[0], items, env, root, replace(what, id=0))
-
-    def _indexed(self, v: Any, j: ast.Expr) -> ast.Expr:
-        if isinstance(v, TupleVal):
-            return ast.TupleLit(tuple(self._indexed(p, j) for p in v.parts))
-        return ast.Index(self.operand(v, None), j)
-
-    def length(self, arr: ast.Expr, env: Env, root: bool) -> ast.Expr:
-        """The length of an array read element by element (the arrays a `zip` or `map`
-        reads must have one length: checked once, outside the map, as MAP and ZIP do)."""
-        first = self.base(arr, env)
-        while isinstance(first, TupleVal):
-            first = first.parts[0]
-        return ast.Apply(ast.Var("length"), (self.operand(first, None),))
-
-    def base(self, arr: ast.Expr, env: Env) -> Any:
-        """The free array that gives an element-by-element array its length (checking that
-        the others have the same)."""
-        kind, what, env = self._parts(arr, env)
-        if kind == "value":
-            return what
-        arrays = what.args if kind == "zip" else what.args[1:]
-        bases = [self.base(a, env) for a in arrays]
-        if len(bases) > 1 and id(what) not in self.checked:
-            self.checked.add(id(what))
-
-            def check(reached: Any = None) -> None:
-                with self.fl.b.at_node(what):
-                    self.fl.same_lengths(bases, what, env, what.fn.name, reached)
-            if self.checks is None:
-                check()
-            else:
-                self.checks.append(check)
-        return bases[0]
 
     def infer(self, body: ast.Expr) -> T.Type | None:
         """The type of a body built here from values (no type checker ran on it)."""
