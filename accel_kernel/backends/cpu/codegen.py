@@ -393,8 +393,9 @@ class KernelWriter:
         elements, rows times width, else the loop's `n`; times `LOOP_WEIGHT` when a
         scalar function of the kernel has a loop."""
         work = "n"
-        if kind == "segmented":
-            work = f"max(n, int({python_name(self.offsets_name())}[-1]))"
+        if kind == "segmented" or self.segment_offsets() is not None:
+            offsets = self.segment_offsets() or self.offsets_name()
+            work = f"max(n, int({python_name(offsets)}[-1]))"
         elif kind == "rows":
             work = "n * width"
         return f"{work} * {LOOP_WEIGHT}" if _has_loop(self.stmt) else work
