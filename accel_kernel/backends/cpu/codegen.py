@@ -346,8 +346,8 @@ class KernelWriter:
         if checks:      # the outputs, unwritten: their lengths are known, their values not
             unwritten = [f"{DTYPES[element_type(t.rep)]}(0)" if t in scalars
                          else "out_" + python_name(t.name) for t in outputs]
-            lines += ["    if err[0]:",
-                      f"        return ({', '.join(unwritten)}{',' if len(unwritten) == 1 else ''}), err"]
+            comma = "," if len(unwritten) == 1 else ""
+            lines += ["    if err[0]:", f"        return ({', '.join(unwritten)}{comma}), err"]
         return lines + _call_and_return(call, outputs, scalars)
 
     def compacted(self, outputs: list[F.FVar], reductions: list[F.Stmt]) -> list[F.FVar]:

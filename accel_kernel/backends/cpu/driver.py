@@ -8,9 +8,11 @@ dictionary lookup), and by kernel: each numba function with the ones it calls is
 unit in canonical names (`units.py`), written to `<cache dir>/accel_unit_<hash>.py` and
 imported once per process, so the same kernel in two programs compiles once, and numba's
 cache (`cache=True`) keeps its machine code beside the file across processes. The host
-functions go to `<cache dir>/accel_<hash>.py`, which imports the kernels from their units. The cache directory comes in the caller's
-`targets.CompileOptions` (the session makes it from `$ACCEL_CACHE_DIR`, else
-`~/.cache/accel_kernel/kernels`); nothing here reads the environment.
+functions go to `<cache dir>/accel_<hash>.py`, which imports the kernels from their units.
+The cache directory comes in the caller's `targets.CompileOptions` (the session makes it
+from `$ACCEL_CACHE_DIR`, else `~/.cache/accel_kernel/kernels`), and so does which variant of
+a kernel a launch runs (`tiers.py`: the host functions launch through a `tiers.Launcher`);
+nothing here reads the environment.
 """
 from __future__ import annotations
 
