@@ -317,7 +317,9 @@ def through_kernel(notebook: str, cells: list[str], pyc: bool = False,
                 timed = []
                 for _run in range(2):
                     began = time.perf_counter()
-                    msg_id = client.execute(code)
+                    # not stop_on_error: ipykernel would abort a request that comes in
+                    # just after a failed one (the re-run of a failing cell)
+                    msg_id = client.execute(code, stop_on_error=False)
                     while True:
                         reply = client.get_shell_msg(timeout=timeout)
                         if reply["parent_header"].get("msg_id") == msg_id:
