@@ -229,12 +229,11 @@ def summary(events: list[Event]) -> str:
     1 parallel, 2 sequential)`); empty for no events (what `%time` prints)."""
     from .memory import format_bytes
     counts: dict[str, list[int]] = {}
+    variants: dict[str, int] = {}             # cpu launches: which variant ran (tiers.py)
     for event in events:
         entry = counts.setdefault(event.kind, [0, 0])
         entry[0] += 1
         entry[1] += getattr(event, "nbytes", 0)
-    variants: dict[str, int] = {}             # cpu launches: which variant ran (tiers.py)
-    for event in events:
         if isinstance(event, Launch) and event.variant:
             variants[event.variant] = variants.get(event.variant, 0) + 1
     parts = []

@@ -605,14 +605,16 @@ def _atom_code(a: F.Atom) -> str:
     return f"int({python_name(a.name)})"
 
 
+def scalar_functions(stmt: F.Stmt) -> list[F.ScalarFn]:
+    """The scalar functions of a kernel statement's operations (its maps', its reductions'
+    operators, ...)."""
+    return [fn for s in stmt.op.body.stmts for fn in vars(s.op).values()
+            if isinstance(fn, F.ScalarFn)]
+
+
 def _has_loop(stmt: F.Stmt) -> bool:
     """Whether a scalar function of the kernel loops: a `loop`, or an array it reads element
     by element (SEQ-INNER's loops)."""
-    for s in stmt.op.body.stmts:
-        for fn in vars(s.op).values():
-            if not isinstance(fn, F.ScalarFn):
-                continue
-            if any(not isinstance(v.rep, F.ScalarRep) for v in fn.free) or any(
-                    isinstance(node, lang_ast.Loop) for node in lang_ast.walk(fn.body)):
-                return True
-    return False
+    return any(any(not isinstance(v.rep, F.ScalarRep) for v in fn.free)
+               or any(isinstance(node, lang_ast.Loop) for node in lang_ast.walk(fn.body))
+               for fn in scalar_functions(stmt))

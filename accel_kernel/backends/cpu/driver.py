@@ -38,7 +38,7 @@ from ...runtime.memory import Memory
 from ..numpy.costs import Counters, count, lib_cost
 from ..numpy.executor import Executor, FlatCellValues, call, execute
 from . import library, tiers
-from .codegen import KernelCode, Module, generate
+from .codegen import KernelCode, Module, generate, scalar_functions
 from .errors import CANCEL_SLOT, ERR_LENGTH
 from .units import split
 
@@ -169,7 +169,6 @@ def _executor_class(compiled: Compiled) -> type:
             args = [self.kernel_arg(self.atom(F.FVar(name, None))) for name in kernel.inputs]
             functions = _functions(compiled.module, kernel.name)
             versions = [len(fn.signatures) for fn in functions]
-            before = [_compile_time(fn) if n else 0.0 for fn, n in zip(functions, versions)]
             began = time.perf_counter()
             launch = compiled.tiers.launcher()
             try:
@@ -181,9 +180,9 @@ def _executor_class(compiled: Compiled) -> type:
             if compiled.memory.events.active:
                 self._launched(kernel.name, values, time.perf_counter() - began,
                                launch.variants)
-            for fn, n, seconds in zip(functions, versions, before):
+            for fn, n in zip(functions, versions):
                 if len(fn.signatures) != n and any(fn is ran for ran in launch.called):
-                    compiled.compile_seconds += _compile_time(fn) - seconds
+                    compiled.compile_seconds += _compile_time(fn, since=n)
             if err is not None and int(err[0]) in compiled.code.errors.deferred:
                 self._earlier_error(op)
                 error = compiled.code.errors.error(err)
@@ -328,8 +327,7 @@ class CpuFactory:
 def _loop_span(stmt: F.Stmt) -> Any:
     """Where an interrupted kernel was: the first `loop` of its scalar functions (where it
     spends its time, most likely), else the kernel's own place."""
-    pending: list[Any] = [fn.body for s in stmt.op.body.stmts
-                          for fn in vars(s.op).values() if isinstance(fn, F.ScalarFn)]
+    pending: list[Any] = [fn.body for fn in scalar_functions(stmt)]
     while pending:
         node = pending.pop(0)
         if isinstance(node, lang_ast.Loop) and node.span is not None:
@@ -357,11 +355,13 @@ def _functions(module: ModuleType, name: str) -> list[Any]:
             if fn is not None and hasattr(fn, "signatures")]
 
 
-def _compile_time(fn: Any) -> float:
-    """Seconds numba has spent compiling a function so far (0 when it came from the cache)."""
+def _compile_time(fn: Any, since: int) -> float:
+    """Seconds numba spent compiling a function's versions after its first `since` (0 for
+    those it loaded from its cache)."""
     total = 0.0
     try:
-        for meta in fn.get_metadata().values():
+        for signature in fn.signatures[since:]:
+            meta = fn.get_metadata(signature)
             total += float(meta.get("timers", {}).get("compiler_lock", 0.0))
     except Exception:       # numba's metadata is informative only
         pass

@@ -94,16 +94,15 @@ class Tiers:
             thread.join()
 
 
-_SHARED: dict[tuple[str, int], Tiers] = {}
+_SHARED: dict[str, Tiers] = {}
 
 
-def shared(mode: str, parallel_from: int = PARALLEL_FROM) -> Tiers:
+def shared(mode: str) -> Tiers:
     """The process's `Tiers` of a mode: one per process, so that a kernel shared by two
     programs (a compile unit, units.py) starts its background compile once."""
-    key = (mode, parallel_from)
-    if key not in _SHARED:
-        _SHARED[key] = Tiers(mode, parallel_from)
-    return _SHARED[key]
+    if mode not in _SHARED:
+        _SHARED[mode] = Tiers(mode)
+    return _SHARED[mode]
 
 
 class _Foreground:
