@@ -35,7 +35,8 @@ import weakref
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
-from ..lang.errors import AccelError, ClusterError, Interrupted, OutOfMemory
+from ..lang.errors import (AccelError, ClusterError, InternalError, Interrupted,
+                           OutOfMemory)
 from . import events as E
 from .scheduler import Sample, Scheduler
 from .sequences import ceiling_for, check_one_element
@@ -132,11 +133,15 @@ class Cluster:
         return future
 
     def worker_names(self) -> dict[str, str]:
-        """The workers now: address -> name (`0`, `1`, ... on a local cluster)."""
+        """The workers now: address -> name (`0`, `1`, ... on a local cluster), asked of the
+        scheduler. Not `Client.scheduler_info()`: it returns the client's cached copy, which
+        the client's own periodic update (made with no workers listed) can replace between
+        that call's request and its return, so it sometimes lists no workers at all."""
+        client = self.client
         try:
-            info = self.client.scheduler_info(n_workers=-1)     # all (distributed >= 2025)
-        except TypeError:
-            info = self.client.scheduler_info()
+            info = client.sync(client.scheduler.identity, n_workers=-1)
+        except TypeError:                        # distributed before 2025: all workers
+            info = client.sync(client.scheduler.identity)
         named = {address: str(w.get("name", address))
                  for address, w in info.get("workers", {}).items()}
         return dict(sorted(named.items(), key=lambda item: (len(item[1]), item[1])))
@@ -272,12 +277,25 @@ class ClusterRun:
         retry: list[tuple[int, int]] = []       # ranges refused memory: run again, halved
         errors: list[tuple[int, AccelError]] = []
         state = {"next": 0, "ended": False, "steps": 0}
+        idle = None                             # since when no worker could take a task
         try:
             while True:
                 self._check_cancel(flights, client)
                 self._fill(client, shared, lanes, flights, retry, errors, state)
                 if not flights:
-                    break
+                    if not retry and not self._more(state, errors):
+                        break
+                    # elements are left but no live worker took them (a worker died and
+                    # none is back yet): wait for one, never end the run short
+                    idle = idle if idle is not None else time.perf_counter()
+                    if time.perf_counter() - idle > self.cluster.timeout:
+                        raise ClusterError(
+                            f"the cluster {self.cluster.spec!r} has had no live worker for "
+                            f"{self.cluster.timeout:g} s; the sequence stopped at element "
+                            f"{retry[0][0] if retry else state['next']}")
+                    self._wake.wait(_POLL)
+                    continue
+                idle = None
                 self._wake.wait(_POLL)
                 self._wake.clear()
                 for future in [f for f in flights if f.done()]:
@@ -300,6 +318,7 @@ class ClusterRun:
             self._kept.clear()
             shared.release()
         self.partials.sort(key=lambda p: p.start)
+        _check_tiling(self.partials, state["next"])
         events.emit(E.SeqEnd(self.number, sum(p.count for p in self.partials), state["steps"],
                              time.perf_counter() - began, "done"))
         return self.partials
@@ -338,8 +357,7 @@ class ClusterRun:
                 start, count, rows = retry.pop(0)
             else:
                 start = state["next"]
-                if state["ended"] or (self.length is not None and start >= self.length) \
-                        or (errors and start >= min(e[0] for e in errors)):
+                if not self._more(state, errors):
                     continue
                 count = min(lane.scheduler.next_size(), lane.limit)
                 if self.length is not None:
@@ -359,6 +377,13 @@ class ClusterRun:
                 kept, future = future, client.submit(summary, future, **pin)
             flights[future] = _Flight(start, count, address, time.perf_counter(), rows, kept)
             future.add_done_callback(lambda _: self._wake.set())
+
+    def _more(self, state: dict, errors: list) -> bool:
+        """Whether elements are left to hand out (none after an error but those before it,
+        which may fail earlier)."""
+        start = state["next"]
+        return not (state["ended"] or (self.length is not None and start >= self.length)
+                    or (errors and start >= min(e[0] for e in errors)))
 
     def _live(self, lanes: dict[str, _Lane]) -> set[str]:
         """The workers alive now; a new one (a restarted process) gets a lane."""
@@ -431,6 +456,20 @@ def _cluster_failure(error: Exception) -> bool:
     from concurrent.futures import CancelledError
     from distributed import KilledWorker
     return isinstance(error, (KilledWorker, CancelledError, OSError, TimeoutError))
+
+
+def _check_tiling(partials: list[Partial], end: int) -> None:
+    """The chunks' results, in element order, cover [0, end) once each: a run that lost or
+    repeated a chunk must fail, never give a wrong fold."""
+    at = 0
+    for partial in partials:
+        if partial.start != at:
+            break
+        at += partial.count
+    if at != end:
+        raise InternalError("cluster", f"a sequence's chunks do not cover its elements "
+                            f"[0, {end}) once each: "
+                            f"{[(p.start, p.count) for p in partials][:20]}")
 
 
 def _rows(rows: list | None, first: int, last: int) -> list | None:
