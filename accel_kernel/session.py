@@ -358,7 +358,7 @@ class Session:
                           instantiations=ChainMap(checked.instantiations, self._instantiations))
         record = target or self.target_record
         options = Options(global_reps=self._global_reps(), seq_inner=record.seq_inner,
-                          segmented_filter=record.segmented_filter)
+                          segmented_filter=record.segmented_filter, hist=record.hist)
         passes = compiler.default_passes()
         if record.codegen is not None:         # the target's own codegen stage (`cuda`)
             passes = [record.codegen() if p.name == "codegen" else p for p in passes]

@@ -61,6 +61,8 @@ class Target:
     # FUSE-SEGMENTED-FILTER (`passes.base.Options.segmented_filter`): off where no kernel
     # writer runs a filter segment by segment
     segmented_filter: bool = True
+    # FUSE-HIST (`passes.base.Options.hist`): off where no kernel writer makes histograms
+    hist: bool = True
     pending: str | None = None                 # why it is not built yet; None: built
     # its `codegen` stage's pass, where it is not cpu's (`compiler.default_passes`)
     codegen: Callable[[], Any] | None = None
@@ -207,7 +209,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
            run=_cuda_run, call=_cuda_call, from_host=_flat_from_host,
            to_host=_flat_to_host, compiler="numba.cuda", codegen=_cuda_codegen,
            unavailable=_cuda_unavailable, value_form="device",      # kept on the device
-           segmented_filter=False),
+           segmented_filter=False, hist=False),
 )}
 
 DEFAULT_TARGET = "cpu"

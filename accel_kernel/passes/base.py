@@ -148,6 +148,10 @@ class Options:
     # FUSE-SEGMENTED-FILTER (fuse): a filter over the elements of a segmented kernel joins it.
     # Off for the `cuda` target, whose filter kernels run over elements, not segments
     segmented_filter: bool = True
+    # FUSE-HIST (fuse): a `reduce_by_index` joins the kernel that makes its indices. Off for
+    # the `cuda` target, whose kernel writer has no histogram kernel (its reduce_by_index is
+    # a library call, atomics or sorted runs)
+    hist: bool = True
 
 
 @dataclass

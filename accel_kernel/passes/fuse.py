@@ -23,6 +23,9 @@ written out. The rules, each logged under its name:
   `segment_iota` of the same descriptor) makes it run segment by segment: segments in
   parallel, each segment's elements in order, the segment id and the position in it being
   the loop's own indices.
+- FUSE-HIST: a `reduce_by_index` whose indices a `map` or `segmented` kernel makes (and
+  nothing else reads) joins that kernel, which becomes a `hist` kernel: no index or value is
+  written out (`fuse_hist.py`).
 - FUSE-ROWS: a `reduce` along the inner axis of a regular block the kernel makes: rows in
   parallel, each row in order.
 - PUSH: `xs ++ ys` of regular arrays is a push kernel: one loop per part writing its own
@@ -50,6 +53,7 @@ from ..ir.flat import (Assert, Atom, Block, Filter, FlatForm, FlatProgram, FVar,
 from ..ir.flat_printer import op_name, print_stmt
 from ..lang import ast, scalar_ops
 from .base import PassContext, PassOutput
+from .fuse_hist import fuse_histograms
 
 ELEMENT = "element"      # roles of a statement
 TERMINAL = "terminal"
@@ -62,7 +66,7 @@ class _Group:
     """An open kernel: its statements, the arrays it reads or makes at its element index,
     and where it stands among the block's items."""
     stmts: list[Stmt]
-    kind: str                                   # map | redomap | scan | filter | segmented | rows | push
+    kind: str      # map | redomap | scan | filter | segmented | rows | push | hist
     aligned: set[str]                           # arrays indexed by the kernel's element index
     made: set[str] = field(default_factory=set) # every name its statements bind
     offsets: str | None = None                  # segmented: the descriptor's name
@@ -180,6 +184,7 @@ class Fuser:
                 bound_at[t.name] = index
             if isinstance(stmt.op, Assert):    # a later statement joins no kernel before it
                 self._checked_after.update(range(len(items) - 1))
+        items = fuse_histograms(self, items, block.result)
         outside = _reads_outside(items, block.result)
         out = [self._kernel(item, outside) if isinstance(item, _Group) else item
                for item in items]

@@ -52,7 +52,8 @@ KERNEL_NAMES = frozenset({"n", "chunks", "i", "s", "c", "lo", "hi", "acc", "kept
                           "alloc", "front", "back", "out", "err", "numba", "prange", "njit",
                           "np", "len", "int", "max", "min", "range",
                           "cuda", "math", "device_math", "launch", "device",
-                          "segmented"})    # the cuda target's
+                          "segmented",     # the cuda target's
+                          "part", "at_hist", "hist_rows", "hist_partials", "hist_merge"})
 
 
 def python_name(name: str) -> str:
@@ -154,7 +155,7 @@ class KernelBody:
         out = []
         for s in stmts:
             op = s.op
-            if isinstance(op, (F.Reduce, F.SegReduce, F.Scan, F.Filter)):
+            if isinstance(op, (F.Reduce, F.SegReduce, F.Scan, F.Filter, F.Library)):
                 continue
             t = s.targets[0] if s.targets else None
             local = python_name(t.name) if t is not None else ""
