@@ -436,7 +436,8 @@ class Kernel:
     (elements in parallel), "redomap" (a map whose results are reduced on the fly), "scan",
     "filter", "segmented" (segments in parallel, each one's elements in order), "rows" (the
     rows of a regular block likewise), "push" (one loop per part of a concatenation, no
-    branch). `lines` are the source lines its statements came from. work and depth: those
+    branch), "hist" (a map or segmented kernel ending in the `reduce_by_index` its elements
+    are combined into, FUSE-HIST). `lines` are the source lines its statements came from. work and depth: those
     of its statements (docs/flat.md); fusion saves the memory traffic, not operations."""
     name: str
     kind: str

@@ -31,6 +31,13 @@ KINDS = {
     "rows": "map (\\r -> reduce (+) 0.0 r) (unflatten (length xs / 4) 4 xs)",
     "push": "xs ++ map (\\x -> -x) xs",
     "a loop per element": "map (\\i -> loop a = i for j < 5 do (a * 31 + j) % 1000003) is",
+    # FUSE-HIST: integer `+` into a row per thread, merged; floats in element order; and a
+    # segmented expansion's elements counted (`lines`)
+    "hist": "reduce_by_index (replicate 1000 0) (+) 0 (map (\\i -> (i * 7919) % 1013 - 3) is) "
+            "(map (\\i -> i % 5 - 2) is)",
+    "hist of floats": "reduce_by_index (replicate 7 0.0) (+) 0.0 (map (\\x -> i64 (x * 9.0)) xs) xs",
+    "hist of an expansion": "let ps = expand (\\i -> i % 13) (\\i j -> (i * 31 + j) % 1001) is "
+                            "in reduce_by_index (replicate 997 0) max 0 ps (map (\\_ -> 1) ps)",
 }
 
 

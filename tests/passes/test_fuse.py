@@ -88,3 +88,46 @@ def test_an_expansion_and_the_filter_over_it_are_one_kernel():
     assert run(stages, -1) == run(stages, -2)
     assert run(stages, -1)[1][0].startswith("[(3, 4, 5), (5, 12, 13), (6, 8, 10)")
 
+
+
+LINES = ("def draw (w: i64) (h: i64) (x0s: []i64) (x1s: []i64) : []i64 =\n"
+         "  let pixels = expand (\\l -> l.1 - l.0 + 1) (\\l t -> l.0 + t) (zip x0s x1s)\n"
+         "  in reduce_by_index (replicate (w * h) 0) (+) 0 pixels (map (\\_ -> 1) pixels)\n"
+         "draw 4 2 [0, 2, 5] [3, 2, 9]")
+
+
+def test_a_histogram_joins_the_kernel_that_makes_its_indices():
+    """FUSE-HIST (benchmarks' `lines`): the expansion's elements are combined into the
+    histogram by the kernel that makes them; neither the indices nor the ones are written
+    out, `w * h` moves before the kernel and the destination's replicate joins it."""
+    stages = stage_of(LINES)
+    assert [s.rule for s in stages[-1].steps].count("FUSE-HIST") == 2     # the def, the call
+    body = stages[-1].program.forms[0].body
+    (hist,) = [k for k in kernels(body) if k.op.kind == "hist"]
+    assert [t.name for t in hist.targets] == [body.result[0].name]       # only the histogram
+    ops = [type(s.op).__name__ for s in hist.op.body.stmts]
+    assert ops[-3:] == ["Replicate", "Map", "Library"]
+    assert not any(isinstance(s.op, F.Library) for s in body.stmts)
+    assert run(stages, -1) == run(stages, -2) == ("value", ["[1, 1, 2, 1, 0, 1, 1, 1]"])   # 9 is out of range
+
+
+@pytest.mark.parametrize("text", [
+    # the indices are read by something else too
+    "let is = map (\\i -> i % 3) (iota 10)\n"
+    "let c = reduce_by_index (replicate 3 0) (+) 0 is (map (\\_ -> 1) is) in (c, reduce (+) 0 is)",
+    # values replicated to a count that is not the indices' length (a check the rule does
+    # not make; with the same count the replicate is the kernel's and joins)
+    "let n = 10\n"
+    "let c = reduce_by_index (replicate 3 0) (+) 0 (map (\\i -> i % 3) (iota n)) "
+    "(replicate 10 1) in c",
+])
+def test_a_histogram_stays_on_the_host_when_it_cannot_join(text):
+    stages = stage_of(text)
+    assert "FUSE-HIST" not in [s.rule for s in stages[-1].steps]
+    assert run(stages, -1) == run(stages, -2)
+
+
+def test_the_cuda_target_keeps_histograms_on_the_host():
+    """`Options.hist` is off for `cuda`, whose kernel writer makes no hist kernel."""
+    stages = Session().program_stages(LINES, "test.accel", stop_after="fuse", target="cuda")
+    assert "FUSE-HIST" not in [s.rule for s in stages[-1].steps]

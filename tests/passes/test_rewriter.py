@@ -30,7 +30,7 @@ STAGE_SOURCES = {
     "shape": sorted((PACKAGE / "passes").glob("shape*.py")),
     "regularity": [PACKAGE / "passes" / "regularity.py"],
     "flatten": sorted((PACKAGE / "passes" / "flatten").glob("*.py")),
-    "fuse": [PACKAGE / "passes" / "fuse.py"],
+    "fuse": sorted((PACKAGE / "passes").glob("fuse*.py")),
     "codegen": [PACKAGE / "backends" / "cpu" / "codegen.py"],
 }
 
