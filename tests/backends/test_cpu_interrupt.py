@@ -58,10 +58,13 @@ LOOP_IN_MAP = "let r = map (\\x -> loop acc = x for i < n do (acc * 7 + i) % 100
 WHILE_IN_MAP = ("let r = map (\\x -> loop (k, acc) = (0, x) while k < n do "
                 "(k + 1, (acc * 7 + k) % 1000003)) (iota 4)")
 FUSED_SUM = "let r = reduce (+) 0 (map (\\i -> (i * i) % 7) (iota n))"
+# FUSE-HIST: a histogram of an iota (none of whose elements is stored)
+FUSED_HIST = ("let r = reduce_by_index (replicate 7 0) (+) 0 (map (\\i -> i % 7) (iota n)) "
+              "(map (\\i -> i % 3) (iota n))")
 
 
-@pytest.mark.parametrize("code", [LOOP_IN_MAP, WHILE_IN_MAP, FUSED_SUM],
-                         ids=["for-in-map", "while-in-map", "fused-reduce"])
+@pytest.mark.parametrize("code", [LOOP_IN_MAP, WHILE_IN_MAP, FUSED_SUM, FUSED_HIST],
+                         ids=["for-in-map", "while-in-map", "fused-reduce", "fused-hist"])
 def test_a_long_kernel_stops_and_the_next_run_is_right(code):
     session = Session(target="cpu")
     session.execute(f"let n = {HOURS}\nlet before = 42", "cell[1]")

@@ -25,7 +25,7 @@ from numba import njit, prange
 from .library import OPERATORS, _combine as combine
 from .tiers import PARALLEL_FROM
 
-MAX_BUCKETS_PER_ELEMENT = 1.0     # partial histograms only while m × threads <= this × work
+MAX_BUCKETS_PER_ELEMENT = 0.25    # partial histograms only while m × threads <= this × work
 
 __all__ = ["OPERATORS", "combine", "hist_rows", "hist_partials", "hist_merge"]
 
