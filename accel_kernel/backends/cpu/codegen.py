@@ -173,9 +173,13 @@ class KernelWriter:
         self.reps: dict[str, F.Rep] = {}
         self.inputs: list[F.FVar] = []
         self._find_inputs()
+        self.host_only: set[str] = set()     # inputs only the host function reads
         if self.op.kind == "hist":      # its destination's replicate is filled by the host
             fill = fill_stmt(self.body)
             self.body = [s for s in self.body if s is not fill]
+            if fill is not None:
+                read = {v.name for s in self.body for v in op_reads(s.op)}
+                self.host_only = {v.name for v in op_reads(fill.op)} - read
         # what the kernel function takes for each input: its leaves (a tuple's parts, a
         # segmented value's offsets and values), named as the scalar functions name them
         self.leaves = {v.name: free_parameters({v.name: v.rep}) for v in self.inputs}
@@ -183,7 +187,8 @@ class KernelWriter:
                           for params in self.leaves.values() for p in params}
 
     def param_names(self) -> list[str]:
-        return [python_name(p.name) for v in self.inputs for p in self.leaves[v.name]]
+        return [python_name(p.name) for v in self.inputs if v.name not in self.host_only
+                for p in self.leaves[v.name]]
 
     def host_args(self) -> list[str]:
         """The kernel's arguments in the host function, from the whole input values (a
@@ -192,6 +197,8 @@ class KernelWriter:
         out = []
         aligned = self.aligned_inputs()
         for v in self.inputs:
+            if v.name in self.host_only:
+                continue
             for p in self.leaves[v.name]:
                 code = python_name(v.name)
                 for step in p.path:

@@ -20,7 +20,9 @@ Same arguments and results as the numpy target's `library` / `seg_library`
 - `reduce_by_index` with `+`, `*`, `min` or `max` over rank-1 numeric arrays: one sequential
   loop in index order, as the interpreter combines (float sums depend on the order). It runs
   at memory speed (under a nanosecond an element); per-thread partial histograms measured
-  slower on two cores, for small and large destinations alike.
+  slower on two cores, for small and large destinations alike. (A `reduce_by_index` whose
+  indices a kernel makes is usually not here: FUSE-HIST combines it in that kernel,
+  `codegen_hist.py`.)
 - `scatter` of rank-1 arrays: a copy of the destination, then the writes in order (the last
   write to an index wins); out-of-range indices ignored.
 
