@@ -31,6 +31,10 @@ KINDS = {
     "rows": "map (\\r -> reduce (+) 0.0 r) (unflatten (length xs / 4) 4 xs)",
     "push": "xs ++ map (\\x -> -x) xs",
     "a loop per element": "map (\\i -> loop a = i for j < 5 do (a * 31 + j) % 1000003) is",
+    # a filter segment by segment whose scalar function builds a tuple of tuples, which
+    # numba's parallel compiler failed on (numba_fixes.py)
+    "nested tuples": "[(a, b, c) | a <- [1..<70], b <- [a..<70], c <- [b..<(a + b)], c < 70, "
+                     "a * a + b * b == c * c]",
 }
 
 
