@@ -224,3 +224,31 @@ def test_kernel_stage_magic_errors(kc):
     assert reply["status"] == "error" and reply["ename"] in ("NameError", "MagicError")
     reply, _ = execute(kc, "%show -h")
     assert reply["status"] == "ok"
+
+
+def test_a_view_of_a_global_is_kept_until_what_it_shows_changes(monkeypatch):
+    session = Session(target="interp")
+    session.execute(SMALL_DEF, name="cell[1]")
+    compiled: list[str] = []
+    real = session.stages
+    monkeypatch.setattr(session, "stages",
+                        lambda target, *a, **k: compiled.append(target) or real(target, *a, **k))
+
+    def show(line: str, cell: int) -> list:
+        return run_magic(parse_magic(line), MagicContext(session, f"cell[{cell}]", 1)).displays
+
+    first = show("%show fuse rowsums", 2)
+    assert show("%show fuse rowsums", 3) == first and len(compiled) == 1     # shown again
+    show("%show fuse", 4)                         # the default (the last def): its own key
+    assert len(compiled) == 2
+    session.execute(SMALL_DEF.replace("0 xs", "1 xs"), name="cell[5]")      # redefined
+    assert show("%show fuse rowsums", 6) != first and len(compiled) == 3
+    session.set_target("numpy")
+    show("%show fuse rowsums", 7)
+    assert len(compiled) == 4
+    session.set_target("interp")                  # the same state as before: kept
+    show("%show fuse rowsums", 8)
+    assert len(compiled) == 4
+    show("%show fuse rowsums [[1, 2]]", 9)           # an expression: compiled every time
+    show("%show fuse rowsums [[1, 2]]", 10)
+    assert len(compiled) == 6
