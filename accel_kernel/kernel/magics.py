@@ -631,32 +631,26 @@ def run_magic(call: MagicCall, ctx: MagicContext) -> MagicOutput:
         out = hit[1]
     else:
         out = magic.run(ctx, args)
-        _VIEWS[key] = (state, out)
-        while len(_VIEWS) > VIEW_CACHE_SIZE:
-            _VIEWS.popitem(last=False)
+        if ctx.cell_name not in repr((out.stdout, out.displays)):
+            _VIEWS[key] = (state, out)
+            while len(_VIEWS) > VIEW_CACHE_SIZE:
+                _VIEWS.popitem(last=False)
     return MagicOutput(list(out.stdout), list(out.displays), list(out.metadata), out.dashboard)
 
 
-# A view of a global (`%stages f`, `%show fuse f`, `%step fuse f`, `%show ptx f`) is shown again
+# A view (`%stages f`, `%show fuse f`, `%step flatten f xs`, `%show ptx f`) is shown again
 # from here while nothing it depends on changed (`Session.state`, compared by identity; the
 # entry keeps those objects alive, so an id is never reused under it): a re-run costs
 # microseconds, not the passes and Graphviz again (whose node ids and fresh names differ
-# from run to run, so Graphviz' own cache by DOT text missed). Views of an expression are
-# not kept: their listings name the cell, which a re-run renames (`cell[N]`).
+# from run to run, so Graphviz' own cache by DOT text missed). A view whose output names
+# its cell (an expression's listing) is not kept: a re-run renames the cell (`cell[N]`).
 VIEW_CACHE_SIZE = 32
 _VIEWS: "OrderedDict[tuple, tuple[tuple, MagicOutput]]" = OrderedDict()
 
 
 def _view_key(call: MagicCall, ctx: MagicContext) -> tuple | None:
-    """The cache key of a view of one global (or of the default, the last def), else None."""
+    """The cache key of a view (None: not a view)."""
     if call.cell or call.name not in ("stages", "show", "step"):
-        return None
-    words = _compact(call.args)[1].split()
-    if call.name != "stages":
-        words = words[1:]                 # the stage (or `ptx`)
-    if len(words) > 1 or (words and ctx.session.lookup(words[0]) is None):
-        return None
-    if words and ctx.session.lookup(words[0]).kind not in ("def", "let"):
         return None
     return call.name, call.args, ctx.line, id(ctx.session), ctx.session.target_record.name
 

@@ -226,7 +226,7 @@ def test_kernel_stage_magic_errors(kc):
     assert reply["status"] == "ok"
 
 
-def test_a_view_of_a_global_is_kept_until_what_it_shows_changes(monkeypatch):
+def test_a_view_is_kept_until_what_it_shows_changes(monkeypatch):
     session = Session(target="interp")
     session.execute(SMALL_DEF, name="cell[1]")
     compiled: list[str] = []
@@ -249,6 +249,13 @@ def test_a_view_of_a_global_is_kept_until_what_it_shows_changes(monkeypatch):
     session.set_target("interp")                  # the same state as before: kept
     show("%show fuse rowsums", 8)
     assert len(compiled) == 4
-    show("%show fuse rowsums [[1, 2]]", 9)           # an expression: compiled every time
+    show("%show fuse rowsums [[1, 2]]", 9)           # its listing names its cell: not kept
     show("%show fuse rowsums [[1, 2]]", 10)
     assert len(compiled) == 6
+    session.execute("let xss = [[1, 2], [3]]", name="cell[11]")
+    ran: list[str] = []
+    real_run = session.flat_run
+    monkeypatch.setattr(session, "flat_run",
+                        lambda target, *a, **k: ran.append(target) or real_run(target, *a, **k))
+    first = show("%step flatten rowsums xss", 12)      # names no cell: kept by its text
+    assert show("%step flatten rowsums xss", 13) == first and len(ran) == 1
