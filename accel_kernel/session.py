@@ -263,6 +263,12 @@ class Session:
     def names(self) -> list[GlobalInfo]:
         return [self._info(g) for g in self._globals.values() if g.kind != "prelude"]
 
+    def state(self) -> tuple:
+        """What a compiled view of a global depends on, as objects to compare by identity
+        (`is`): the target and every global's entry (an entry is replaced, never changed,
+        when its name is bound again; `restore` puts the old ones back)."""
+        return (self.target_record, *self._globals.values())
+
     def lookup(self, name: str) -> GlobalInfo | None:
         if name in self._globals:
             return self._info(self._globals[name])

@@ -241,13 +241,16 @@ def test_no_live_worker_for_the_timeout_is_a_clear_error(cluster, monkeypatch):
 
 
 def test_a_bad_cluster_is_a_clear_error():
+    # the threads before: the worker's earlier tests may leave some (cpu kernels' parallel
+    # variants waiting to compile in the background, backends/cpu/tiers.py)
+    before = threading.active_count()
     with pytest.raises(ValueError, match="local N"):
         Session(cluster="three workers")
     session = Session(target="cpu", cluster=Cluster("tcp://127.0.0.1:9", timeout=1))
     with pytest.raises(AccelError, match="could not start the cluster") as info:
         session.execute("foldSeq (+) 0 (produce 10 (\\i -> i))")
     assert info.value.kind == "ClusterError"
-    assert threading.active_count() < 50
+    assert threading.active_count() <= before + 10    # a failed client leaves a few at most
 
 
 def test_the_library_api_names_a_cluster_and_traces_the_workers(cluster):

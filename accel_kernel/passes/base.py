@@ -25,6 +25,7 @@ passes import this module, not the other way round).
 """
 from __future__ import annotations
 
+import functools
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterator, Mapping, Protocol
@@ -40,15 +41,26 @@ from ..lang.types import Type
 
 @dataclass(frozen=True)
 class Step:
-    """One rule application: which rule, on which node, the text before and after."""
+    """One rule application: which rule, on which node, the text before and after (`before`
+    and `after`, printed from the nodes when first read: a cell's compile takes many steps
+    and most logs are never shown; printing every one took a fifth of a def's compile)."""
     stage: str
     rule: str                         # e.g. "comprehension-expand", "S1", "GENERATE-2"
     node: int                         # id of the node the rule applied to (0: the program)
-    before: str                       # accel-like text
-    after: str
+    before_node: ast.Node | str = field(repr=False)     # what `before` and `after` print
+    after_node: ast.Node | str = field(repr=False)
     span: Span | None = None
     changed: tuple[int, ...] = ()     # ids of the nodes the step created or gave a new fact
     note: str = ""                    # why, in words (a fallback's reason, a refused rewrite)
+
+    @functools.cached_property
+    def before(self) -> str:
+        """Accel-like text."""
+        return show_node(self.before_node)
+
+    @functools.cached_property
+    def after(self) -> str:
+        return show_node(self.after_node)
 
     def to_json(self) -> dict[str, Any]:
         return {"stage": self.stage, "rule": self.rule, "node": self.node,
@@ -114,7 +126,7 @@ class RewriteLog:
         if not changed and isinstance(a.after, ast.Node) and a.after.id:
             changed = (a.after.id,)
         return Step(stage=self.stage, rule=a.rule, node=a.node.id if a.node is not None else 0,
-                    before=show_node(a.before), after=show_node(a.after),
+                    before_node=a.before, after_node=a.after,
                     span=a.node.span if a.node is not None else None, changed=changed,
                     note=a.note)
 

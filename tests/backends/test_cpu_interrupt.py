@@ -58,13 +58,21 @@ LOOP_IN_MAP = "let r = map (\\x -> loop acc = x for i < n do (acc * 7 + i) % 100
 WHILE_IN_MAP = ("let r = map (\\x -> loop (k, acc) = (0, x) while k < n do "
                 "(k + 1, (acc * 7 + k) % 1000003)) (iota 4)")
 FUSED_SUM = "let r = reduce (+) 0 (map (\\i -> (i * i) % 7) (iota n))"
+# loop nests poll on one counter (polling.py): a long inner loop in a short outer one, and
+# a long outer loop of short inner ones
+LONG_INNER = ("let r = map (\\x -> loop a = x for i < 3 do "
+              "loop b = a for j < n do (b * 7 + j) % 1000003) (iota 4)")
+LONG_OUTER = ("let r = map (\\x -> loop a = x for i < n do "
+              "loop b = a for j < 2 do (b * 7 + j + i) % 1000003) (iota 4)")
 # FUSE-HIST: a histogram of an iota (none of whose elements is stored)
 FUSED_HIST = ("let r = reduce_by_index (replicate 7 0) (+) 0 (map (\\i -> i % 7) (iota n)) "
               "(map (\\i -> i % 3) (iota n))")
 
 
-@pytest.mark.parametrize("code", [LOOP_IN_MAP, WHILE_IN_MAP, FUSED_SUM, FUSED_HIST],
-                         ids=["for-in-map", "while-in-map", "fused-reduce", "fused-hist"])
+@pytest.mark.parametrize("code", [LOOP_IN_MAP, WHILE_IN_MAP, FUSED_SUM, LONG_INNER, LONG_OUTER,
+                                  FUSED_HIST],
+                         ids=["for-in-map", "while-in-map", "fused-reduce", "long-inner-loop",
+                              "long-outer-loop", "fused-hist"])
 def test_a_long_kernel_stops_and_the_next_run_is_right(code):
     session = Session(target="cpu")
     session.execute(f"let n = {HOURS}\nlet before = 42", "cell[1]")
@@ -131,13 +139,14 @@ def test_a_while_loop_counts_down_and_polls_on_its_first_iteration():
         k = k + 1"""
 
 
-def test_nested_loops_poll_each_with_names_of_their_own():
+def test_the_loops_of_a_nest_count_on_one_counter():
     text = render([(1, "for i in range(n):"), (2, "for j in range(m):"), (3, "acc += j"),
                    (2, "for q in range(2, 5):"), (3, "break")])
     assert text.count("stop_asked(err)") == 3
-    assert "    poll_stop = n\n" in text and "            poll_stop_1 = m\n" in text
-    # a `for` with a `break` of its own (or a range with a start) counts instead
-    assert "            poll_count = 0\n            for q in range(2, 5):\n" in text
+    assert text.startswith("    poll_nest = 4096\n    poll_block = 0\n    poll_stop = n\n")
+    for inner in ("for j in range(m):", "for q in range(2, 5):"):
+        assert (f"            {inner}\n                poll_nest -= 1\n"
+                "                if poll_nest <= 0:\n") in text
 
 
 def test_segments_and_chunks_poll_but_a_parallel_loop_does_not():

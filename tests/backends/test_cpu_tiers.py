@@ -38,6 +38,10 @@ KINDS = {
     "hist of floats": "reduce_by_index (replicate 7 0.0) (+) 0.0 (map (\\x -> i64 (x * 9.0)) xs) xs",
     "hist of an expansion": "let ps = expand (\\i -> i % 13) (\\i j -> (i * 31 + j) % 1001) is "
                             "in reduce_by_index (replicate 997 0) max 0 ps (map (\\_ -> 1) ps)",
+    # a filter segment by segment whose scalar function builds a tuple of tuples, which
+    # numba's parallel compiler failed on (numba_fixes.py)
+    "nested tuples": "[(a, b, c) | a <- [1..<70], b <- [a..<70], c <- [b..<(a + b)], c < 70, "
+                     "a * a + b * b == c * c]",
 }
 
 

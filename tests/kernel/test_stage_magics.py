@@ -224,3 +224,38 @@ def test_kernel_stage_magic_errors(kc):
     assert reply["status"] == "error" and reply["ename"] in ("NameError", "MagicError")
     reply, _ = execute(kc, "%show -h")
     assert reply["status"] == "ok"
+
+
+def test_a_view_is_kept_until_what_it_shows_changes(monkeypatch):
+    session = Session(target="interp")
+    session.execute(SMALL_DEF, name="cell[1]")
+    compiled: list[str] = []
+    real = session.stages
+    monkeypatch.setattr(session, "stages",
+                        lambda target, *a, **k: compiled.append(target) or real(target, *a, **k))
+
+    def show(line: str, cell: int) -> list:
+        return run_magic(parse_magic(line), MagicContext(session, f"cell[{cell}]", 1)).displays
+
+    first = show("%show fuse rowsums", 2)
+    assert show("%show fuse rowsums", 3) == first and len(compiled) == 1     # shown again
+    show("%show fuse", 4)                         # the default (the last def): its own key
+    assert len(compiled) == 2
+    session.execute(SMALL_DEF.replace("0 xs", "1 xs"), name="cell[5]")      # redefined
+    assert show("%show fuse rowsums", 6) != first and len(compiled) == 3
+    session.set_target("numpy")
+    show("%show fuse rowsums", 7)
+    assert len(compiled) == 4
+    session.set_target("interp")                  # the same state as before: kept
+    show("%show fuse rowsums", 8)
+    assert len(compiled) == 4
+    show("%show fuse rowsums [[1, 2]]", 9)           # its listing names its cell: not kept
+    show("%show fuse rowsums [[1, 2]]", 10)
+    assert len(compiled) == 6
+    session.execute("let xss = [[1, 2], [3]]", name="cell[11]")
+    ran: list[str] = []
+    real_run = session.flat_run
+    monkeypatch.setattr(session, "flat_run",
+                        lambda target, *a, **k: ran.append(target) or real_run(target, *a, **k))
+    first = show("%step flatten rowsums xss", 12)      # names no cell: kept by its text
+    assert show("%step flatten rowsums xss", 13) == first and len(ran) == 1

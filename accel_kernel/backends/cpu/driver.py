@@ -168,7 +168,7 @@ def _executor_class(compiled: Compiled) -> type:
             host = getattr(compiled.module, kernel.name + "_host")
             args = [self.kernel_arg(self.atom(F.FVar(name, None))) for name in kernel.inputs]
             functions = _functions(compiled.module, kernel.name)
-            versions = [len(fn.signatures) for fn in functions]
+            versions = [len(fn.overloads) for fn in functions]
             began = time.perf_counter()
             launch = compiled.tiers.launcher()
             try:
@@ -181,7 +181,7 @@ def _executor_class(compiled: Compiled) -> type:
                 self._launched(kernel.name, values, time.perf_counter() - began,
                                launch.variants)
             for fn, n in zip(functions, versions):
-                if len(fn.signatures) != n and any(fn is ran for ran in launch.called):
+                if len(fn.overloads) != n and any(fn is ran for ran in launch.called):
                     compiled.compile_seconds += _compile_time(fn, since=n)
             if err is not None and int(err[0]) in compiled.code.errors.deferred:
                 self._earlier_error(op)
@@ -346,7 +346,7 @@ def _kernel_arg(value: Any) -> Any:
 
 def _functions(module: ModuleType, name: str) -> list[Any]:
     """The numba functions of a kernel: its own and a filter's counting pass, each with its
-    sequential twin (tiers.py). Their compiled versions (`signatures`) are counted before
+    sequential twin (tiers.py). Their compiled versions (`overloads`) are counted before
     and after a launch: a change in a function the launch called means numba compiled it
     then (counting is much cheaper than reading the compile timers); a parallel variant
     compiled in the background is not the launch's compile."""

@@ -14,6 +14,7 @@ from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
+from . import numba_fixes  # noqa: F401 - the parallel compiler's fix, applied on import
 from .errors import CANCEL_SLOT
 
 

@@ -125,6 +125,23 @@ def value_rep(value: Any) -> Rep | None:
 
 # ---------------------------------------------------------------- the evaluator
 
+_LOWERED: dict[tuple, tuple[ScalarFn, S.ScalarFunc]] = {}   # LaneEvaluator.lowered's
+_LOWERED_SIZE = 4096
+_FREE: dict[int, tuple[ScalarFn, frozenset[str]]] = {}
+
+
+def _free_names(fn: ScalarFn) -> frozenset[str]:
+    """The names a scalar function reads from outside it (once per function)."""
+    hit = _FREE.get(id(fn))
+    if hit is not None and hit[0] is fn:
+        return hit[1]
+    names = frozenset(free_vars(ast.Lambda(fn.params, fn.body) if fn.params else fn.body))
+    if len(_FREE) >= _LOWERED_SIZE:
+        _FREE.pop(next(iter(_FREE)))
+    _FREE[id(fn)] = (fn, names)
+    return names
+
+
 
 class LaneEvaluator:
     """Evaluates scalar code over lanes. `free` holds the free variables (`fallback`: the
@@ -141,13 +158,25 @@ class LaneEvaluator:
         self.steps = 0
 
     def lowered(self, fn: ScalarFn, args: list[Any]) -> S.ScalarFunc:
-        """`fn` in the scalar IR, for arguments like `args`."""
-        for name in free_vars(ast.Lambda(fn.params, fn.body) if fn.params else fn.body):
+        """`fn` in the scalar IR, for arguments like `args` (lowered once for each argument
+        types and representations of what it reads: a cell's run evaluates its host scalar
+        statements again and again)."""
+        names = _free_names(fn)
+        for name in names:
             if name not in self.free and name in self.fallback:
                 self.free[name] = self.fallback[name]
-        reps = {name: rep for name, rep in ((n, value_rep(v)) for n, v in self.free.items())
-                if rep is not None}
-        return lower(fn, [value_type(a) for a in args], reps, "numpy")
+        reps = {name: rep for name, rep in ((n, value_rep(self.free[n])) for n in names
+                                            if n in self.free) if rep is not None}
+        types = [value_type(a) for a in args]
+        key = (id(fn), tuple(types), tuple(sorted(reps.items())))
+        hit = _LOWERED.get(key)
+        if hit is not None and hit[0] is fn:
+            return hit[1]
+        func = lower(fn, types, reps, "numpy")
+        if len(_LOWERED) >= _LOWERED_SIZE:
+            _LOWERED.pop(next(iter(_LOWERED)))
+        _LOWERED[key] = (fn, func)          # fn kept alive: its id is not reused meanwhile
+        return func
 
     def apply(self, fn: ScalarFn, args: list[Any], n: int) -> Any:
         """`fn` applied to `args` (values over `n` lanes); one array entry per lane."""
