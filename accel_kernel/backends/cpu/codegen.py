@@ -305,8 +305,8 @@ class KernelWriter:
             element_outputs = [t for t in outputs if t != result]
             out_params = [f"out_{python_name(t.name)}" for t in element_outputs]
         extra = ["starts"] if kind == "filter" and self.compacted(outputs, reductions) else []
-        if kind == "hist":
-            extra = ["part"]
+        if kind == "hist":              # its rows, and the buckets of a row it reads
+            extra = ["part", "buckets"]
         sizes = ["n", "chunks"] + (["width"] if kind == "rows" else [])
         lines.append(f"def {self.name}({', '.join(sizes)}, "
                      f"{', '.join(params + out_params + extra + ['err'])}):")

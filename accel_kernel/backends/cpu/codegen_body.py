@@ -53,7 +53,7 @@ KERNEL_NAMES = frozenset({"n", "chunks", "i", "s", "c", "lo", "hi", "acc", "kept
                           "np", "len", "int", "max", "min", "range",
                           "cuda", "math", "device_math", "launch", "device",
                           "segmented",     # the cuda target's
-                          "part", "at_hist", "hist_rows", "hist_partials", "hist_merge"})
+                          "part", "buckets", "at_hist", "hist_rows", "hist_partials", "hist_merge"})
 
 
 def python_name(name: str) -> str:

@@ -67,7 +67,7 @@ def hist_body(body: KernelBody, outputs: list[F.FVar]) -> None:
     element = body.element(per_element, inner, segment="s", start="start")
     element += body.store(outputs, inner)
     element += [f"{inner}at_hist = numba.intp({body.value(indices)})",
-                f"{inner}if numba.uint64(at_hist) < numba.uint64(part.shape[1]):",
+                f"{inner}if numba.uint64(at_hist) < numba.uint64(buckets):",
                 f"{inner}    part[c, at_hist] = " + combine.format(body.value(values))]
     body.lines += ["    for c in prange(chunks):", *body._chunk_bounds()]
     if offsets is None:
@@ -131,7 +131,7 @@ def hist_host(k: KernelWriter, aligned: set[str], outputs: list[F.FVar],
         lines += ["    if err[0]:", f"        return ({', '.join(unwritten)}{comma}), err"]
     op = operator_code(stmt)
     element_outs = [p for p in out_params if p != out]
-    args = ", ".join(k.host_args() + element_outs + ["part", "err"])
+    args = ", ".join(k.host_args() + element_outs + ["part", f"{out}.shape[0]", "err"])
     lines += [f"    chunks = hist_rows({out}.shape[0], work, {op}, {out}.dtype)",
               f"    part = hist_partials({out}, chunks, {op})",
               "    " + k.launch("work if chunks > 1 else 0", f"n, chunks, {args}"),
