@@ -29,8 +29,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..ir.flat import (Const, FVar, Library, Length, Map, Regular, Replicate, ScalarFn, ScalarRep,
-                       Scalar, SegReduce, Stmt)
+from ..ir.flat import (Assert, Const, FVar, Library, Length, Map, Regular, Replicate, ScalarFn,
+                       ScalarRep, Scalar, SegReduce, Stmt)
 from ..lang import ast
 
 if TYPE_CHECKING:
@@ -205,7 +205,6 @@ class _Histogram:
 
     def _may_fail(self, item: Any) -> bool:
         from .fuse import may_fail
-        from ..ir.flat import Assert
         return any(isinstance(s.op, Assert) or may_fail(s.op) or not isinstance(
             s.op, (Scalar, Length)) for s in self._stmts(item))
 

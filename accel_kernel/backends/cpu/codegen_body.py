@@ -123,7 +123,7 @@ def _polled(indent: str, var: str, start: str, end: str, body: list[str]) -> lis
     return [*head, *(shift + line for line in body), *tail] if body else []
 
 
-def _polled_segment(indent: str, var: str, start: str, end: str,
+def polled_segment(indent: str, var: str, start: str, end: str,
                     body: list[str]) -> list[str]:
     """The loop over one segment's elements: when the segment is at most `POLL_EVERY`
     long, the flag is read once and the loop is a plain one; else `_polled`'s (which, the
@@ -351,11 +351,11 @@ class KernelBody:
             return _polled(" " * 8, "i", "lo", "hi", body)
         offsets = python_name(offsets)
         if not segment:
-            inner = _polled_segment(" " * 12, "i", "start", f"{offsets}[s + 1]",
+            inner = polled_segment(" " * 12, "i", "start", f"{offsets}[s + 1]",
                                     ["    " + line for line in body])
             return _block("        for s in range(lo, hi):",
                           [f"            start = {offsets}[s]", *inner] if inner else [])
-        inner = _polled_segment(" " * 16, "i", "start", "end",
+        inner = polled_segment(" " * 16, "i", "start", "end",
                                 ["        " + line for line in body])
         return ["        for s in range(lo, hi):",
                 f"            start = {offsets}[s]",
@@ -485,7 +485,7 @@ class KernelBody:
             acc = python_name(s.targets[0].name)
             arr = s.op.values if isinstance(s.op, F.SegReduce) else s.op.arr
             element.append(f"            acc_{acc} = " + self.op_call(ops[s.id], f"acc_{acc}", self.value(arr), s))
-        self.lines += _polled_segment(" " * 8, "i", "start", end, element)
+        self.lines += polled_segment(" " * 8, "i", "start", end, element)
         for s in reductions:
             acc = python_name(s.targets[0].name)
             self.lines.append(f"        out_{acc}[s] = acc_{acc}")

@@ -21,11 +21,8 @@ from typing import TYPE_CHECKING
 
 from ...ir import flat as F
 from ..numpy.operators import binary_operator
-from .codegen_body import DTYPES, element_type, python_name
+from .codegen_body import DTYPES, element_type, polled_segment, python_name
 from .histogram import OPERATORS
-from .polling import POLL_EVERY
-
-assert POLL_EVERY & (POLL_EVERY - 1) == 0      # a power of two: `i & (POLL_EVERY - 1)`
 
 if TYPE_CHECKING:
     from .codegen import KernelWriter
@@ -77,22 +74,16 @@ def hist_body(body: KernelBody, outputs: list[F.FVar]) -> None:
 
 
 def _segments(offsets: str, segment: list[str], element: list[str]) -> list[str]:
-    """A chunk's segments, each one's elements in a plain loop: the cancel flag is read
-    before each segment and every `POLL_EVERY` elements. The strip-mined loop of
-    `polling.polled_range` (a `while` over blocks of a segment) cost 20% of `lines`' time,
-    whose segments are short (470 elements on average: 410 against 335 ms, one thread);
-    this costs nothing measurable."""
+    """A chunk's segments, each one's elements in order (the loop of a segmented kernel's
+    segment, `codegen_body.polled_segment`: a plain loop for a short segment; the
+    strip-mined one of `polling.polled_range` cost 20% of `lines`' time, whose segments
+    have 470 elements on average: 410 against 335 ms, one thread)."""
     return ["        for s in range(lo, hi):",
-            "            if stop_asked(err):",
-            "                break",
             f"            start = {offsets}[s]",
             f"            end = {offsets}[s + 1]",
             "            if start < end:",
             *segment,
-            "                for i in range(start, end):",
-            *element,
-            f"                    if (i & {POLL_EVERY - 1}) == {POLL_EVERY - 1} and stop_asked(err):",
-            "                        break"]
+            *polled_segment(" " * 16, "i", "start", "end", element)]
 
 
 def hist_host(k: KernelWriter, aligned: set[str], outputs: list[F.FVar],
