@@ -35,8 +35,8 @@ from ...runtime.deep import on_deep_stack
 from . import library as lib
 from .costs import Counters, count, lib_cost, log_depth
 from .rows import (align, as_segs, check_indices, check_lengths, coerce, first_leaf,
-                   gather_rows, length, mask_rows, replicate, row, segment_ids, segment_iota,
-                   size_error_name, sizes_of, sizes_to_offsets, slice_rows, tmap)
+                   flat_values, gather_rows, length, mask_rows, replicate, row, segment_ids,
+                   segment_iota, size_error_name, sizes_of, sizes_to_offsets, slice_rows, tmap)
 from .scalar_code import LaneEvaluator
 from .operators import Operator
 from .segmented import (innermost, reduce_inner, scan_inner, seg_filter, seg_reduce,
@@ -374,7 +374,7 @@ class Executor:
 
     def _values(self, stmt: F.Stmt, op: F.Values) -> Any:
         self._cost(stmt, 1, 0)
-        return tmap(lambda a: as_segs(a).values, self.atom(op.arr))
+        return tmap(flat_values, self.atom(op.arr))
 
     def _reshape(self, stmt: F.Stmt, op: F.Reshape) -> Any:
         rows = int(self.atom(op.rows))

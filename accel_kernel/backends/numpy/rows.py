@@ -148,6 +148,16 @@ def replicate(value: Any, n: int) -> FlatValue:
 # ---------------------------------------------------------------- representations
 
 
+def flat_values(value: np.ndarray | Segs) -> np.ndarray:
+    """The elements of the rows of a ragged or regular array (rank >= 2), in order: a
+    regular array's reshaped (a view when contiguous), without making its offsets."""
+    if isinstance(value, Segs):
+        return value.values
+    if value.ndim < 2:
+        raise ValueError("a rank-1 array has no segments")
+    return value.reshape((value.shape[0] * value.shape[1],) + value.shape[2:])
+
+
 def as_segs(value: np.ndarray | Segs) -> Segs:
     """A regular array (rank >= 2) seen as segments of equal length."""
     if isinstance(value, Segs):
