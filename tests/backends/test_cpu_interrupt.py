@@ -142,11 +142,32 @@ def test_a_while_loop_counts_down_and_polls_on_its_first_iteration():
 def test_the_loops_of_a_nest_count_on_one_counter():
     text = render([(1, "for i in range(n):"), (2, "for j in range(m):"), (3, "acc += j"),
                    (2, "for q in range(2, 5):"), (3, "break")])
+    # the outer loop's poll, the strip-mined twin of `for j`, the count of `for q`
     assert text.count("stop_asked(err)") == 3
     assert text.startswith("    poll_nest = 4096\n    poll_block = 0\n    poll_stop = n\n")
-    for inner in ("for j in range(m):", "for q in range(2, 5):"):
-        assert (f"            {inner}\n                poll_nest -= 1\n"
-                "                if poll_nest <= 0:\n") in text
+    # `for j in range(m)` takes its trip off the nest's counter and runs plainly, or
+    # strip-mined when that uses the counter up
+    assert """\
+            poll_trip = max(m, 0)
+            if poll_trip > 4096 or poll_nest - poll_trip <= 0:
+                poll_block_1 = 0
+                poll_stop_1 = poll_trip
+                while not stop_asked(err):
+                    poll_end_1 = min(poll_block_1 + 4096, poll_stop_1)
+                    for j in range(poll_block_1, poll_end_1):
+                        acc += j
+                    if poll_end_1 >= poll_stop_1:
+                        break
+                    poll_block_1 = poll_end_1
+                poll_nest = 4096
+            else:
+                poll_nest -= poll_trip
+                for j in range(poll_trip):
+                    acc += j
+""" in text
+    # `for q in range(2, 5)` (two bounds, a break of its own) counts per iteration
+    assert ("            for q in range(2, 5):\n                poll_nest -= 1\n"
+            "                if poll_nest <= 0:\n") in text
 
 
 def test_segments_and_chunks_poll_but_a_parallel_loop_does_not():

@@ -10,10 +10,10 @@ its value, by the statement's operator (its scalar function: numpy's `min`/`max`
 propagating, equal operands giving the second). The host function chooses the rows
 (`histogram.hist_rows`): one, `part` being the result itself (a copy of `dest`, or `dest`'s
 `replicate` filled in), so the elements are combined in element order, as the interpreter
-does (float sums depend on it); or one per thread for an exact integer `+ * min max`, each
-row from the operator's identity, merged into the result after the launch
-(`histogram.hist_merge`). Values the kernel makes and something else reads are written at
-every element, as a map's are.
+does; or one per thread for an integer `+ * min max` or a float `+ *`, each row from the
+operator's identity, merged into the result in row order after the launch
+(`histogram.hist_merge`). Values the kernel makes and something else reads (the indices
+too) are written at every element, as a map's are.
 """
 from __future__ import annotations
 
@@ -60,6 +60,7 @@ def hist_body(body: KernelBody, outputs: list[F.FVar]) -> None:
     offsets = k.segment_offsets()
     inner = " " * (12 if offsets is None else 20)
     body.locals = {}
+    body.count_divisions = offsets is None      # the chunk's elements in order from `lo`
     segment = body.element(per_segment, " " * 16, segment="s", start="start")
     element = body.element(per_element, inner, segment="s", start="start")
     element += body.store(outputs, inner)
@@ -68,7 +69,7 @@ def hist_body(body: KernelBody, outputs: list[F.FVar]) -> None:
                 f"{inner}    part[c, at_hist] = " + combine.format(body.value(values))]
     body.lines += ["    for c in prange(chunks):", *body._chunk_bounds()]
     if offsets is None:
-        body.lines += body._chunk_elements(element)
+        body.lines += body.counter_start(" " * 8, "lo") + body._chunk_elements(element)
     else:
         body.lines += _segments(python_name(offsets), segment, element)
 
