@@ -23,13 +23,15 @@ written out. The rules, each logged under its name:
   `segment_iota` of the same descriptor) makes it run segment by segment: segments in
   parallel, each segment's elements in order, the segment id and the position in it being
   the loop's own indices.
-- FUSE-HIST: a `reduce_by_index` whose indices a `map` or `segmented` kernel makes (and
-  nothing else reads) joins that kernel, which becomes a `hist` kernel: no index or value is
-  written out (`fuse_hist.py`).
+- FUSE-HIST: a `reduce_by_index` whose indices a `map` or `segmented` kernel makes joins
+  that kernel, which becomes a `hist` kernel: no index or value is written out, unless
+  something else reads it (`fuse_hist.py`).
 - FUSE-ROWS: a `reduce` along the inner axis of a regular block the kernel makes: rows in
   parallel, each row in order.
 - PUSH: `xs ++ ys` of regular arrays is a push kernel: one loop per part writing its own
   range of the result, so no element asks which part it is in.
+- DEFER: a kernel that cannot fail, which nothing read yet, moves after an `assert` that
+  came after it started, so that a statement that may fail can join it after the check.
 - KERNEL: a kernel is made (one statement alone is still a kernel); its outputs are the
   values read outside it (MATERIALISE, logged per value, saying who reads it).
 - REFUSE: a statement that could have joined an open kernel but did not, and why (it needs a
@@ -47,9 +49,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..ir.flat import (Assert, Atom, Block, Filter, FlatForm, FlatProgram, FVar, Gather, If, Iota,
-                       Kernel, Library, Loop, Map, Project, Reduce, Regular, Replicate, Reshape,
-                       ScalarFn, ScalarRep, Scan, SegmentIds, SegmentIota, SegReduce, Stmt,
-                       TupleRep, Values, SeqLoop, blocks_of, bound_inside, fields_of)
+                       Kernel, Length, Library, Loop, Map, Project, Reduce, Regular, Replicate,
+                       Reshape, ScalarFn, ScalarRep, Scan, SegmentIds, SegmentIota, SegReduce,
+                       Stmt, TupleRep, Values, SeqLoop, blocks_of, bound_inside, fields_of)
 from ..ir.flat_printer import op_name, print_stmt
 from ..lang import ast, scalar_ops
 from .base import PassContext, PassOutput
@@ -154,6 +156,8 @@ class Fuser:
         self.ctx = ctx
         self.count = 0
         self._checked_after: set[int] = set()
+        self._items: list = []                  # the block's items so far
+        self._lengths: set[str] = set()         # the block's names bound by `length`
 
     # ------------------------------------------------------------------ the program
     def program(self, program: FlatProgram) -> FlatProgram:
@@ -161,15 +165,18 @@ class Fuser:
 
     def block(self, block: Block) -> Block:
         stmts = [self._nested(s) for s in block.stmts]
-        saved, self._checked_after = self._checked_after, set()   # items an assert follows
+        saved = self._checked_after, self._items, self._lengths
+        self._checked_after = set()                # items an assert follows
         try:
             return self._block(block, stmts)
         finally:
-            self._checked_after = saved
+            self._checked_after, self._items, self._lengths = saved
 
     def _block(self, block: Block, stmts: list[Stmt]) -> Block:
         items: list[Stmt | _Group] = []
         bound_at: dict[str, int] = {}           # name -> index of the item that binds it
+        self._items = items
+        self._lengths = {t.name for s in stmts if isinstance(s.op, Length) for t in s.targets}
         for stmt in stmts:
             role, aligned = classify(stmt)
             group = self._place(stmt, role, aligned, items, bound_at) if role else None
@@ -331,7 +338,8 @@ class Fuser:
         late = sorted(n for n in reads - group.made if bound_at.get(n, -1) >= position)
         if late:
             return None, f"reads {', '.join(late)}, bound after the kernel starts"
-        if position in self._checked_after and may_fail(stmt.op):
+        if position in self._checked_after and may_fail(stmt.op) \
+                and not self._defer(group, position, bound_at, stmt):
             # the assert's error comes first (it may check this statement's inputs: a
             # gather's indices, the lengths a map's function divides by)
             return None, (f"an assert between the kernel and this {op_name(stmt.op)} must run "
@@ -340,6 +348,38 @@ class Fuser:
                     "FUSE-SEGMENTED", "FUSE-SEGMENTED-FILTER"):
             self._terminal(group, stmt)
         return rule, ""
+
+    def _defer(self, group: _Group, position: int, bound_at: dict[str, int],
+               stmt: Stmt) -> bool:
+        """DEFER: a kernel that cannot fail, and that nothing after it (so far) reads, moves
+        after the items that follow it, the asserts among them: its loop then runs after
+        the checks, and a statement that may fail can join it (k-means' `map` over `iota`,
+        after the check that the points and the centroids have the same width)."""
+        later = self._items[position + 1:]
+        if any(self._may_fail_here(s.op) for s in group.stmts) \
+                or any(group.made & {v.name for v in _item_reads(it)} for it in later):
+            return False
+        with self.ctx.log.apply("DEFER", _line(group.stmts[0]), changed=_ids(stmt),
+                                note=f"the kernel cannot fail: it runs after the "
+                                     f"{len(later)} item(s) after it, so "
+                                     f"`{op_name(stmt.op)}` can join it") as step:
+            self._items.append(self._items.pop(position))
+            for name, k in bound_at.items():
+                bound_at[name] = k - 1 if k > position else k
+            for name in group.made:
+                bound_at[name] = len(self._items) - 1
+            self._checked_after = {k - 1 if k > position else k
+                                   for k in self._checked_after if k != position}
+            step.after = _line(group.stmts[0])
+        return True
+
+    def _may_fail_here(self, op: Any) -> bool:
+        """`may_fail`, but an `iota` or `replicate` of a literal or of a `length` cannot."""
+        if isinstance(op, (Iota, Replicate)):
+            n = op.n
+            if n.name in self._lengths if isinstance(n, FVar) else n.value >= 0:
+                return False
+        return may_fail(op)
 
     def _terminal_rule(self, group: _Group, op: Any) -> str | None:
         if isinstance(op, Reduce) and op.arr.rep.rank == 2:
@@ -436,6 +476,13 @@ def _code_may_fail(e: ast.Expr) -> bool:
     if isinstance(e, (ast.UnOp, ast.Project, ast.TupleLit, ast.If)):
         return any(_code_may_fail(c) for c in ast.children(e))
     return True
+
+
+def _item_reads(item: Any) -> list[FVar]:
+    """What a statement or an open kernel reads (a kernel: not what it makes itself)."""
+    if isinstance(item, _Group):
+        return [v for st in item.stmts for v in _fvars(st.op) if v.name not in item.made]
+    return _fvars(item.op)
 
 
 def _line(stmt: Stmt) -> str:

@@ -3,19 +3,25 @@ indices (Futhark's `hist` SOAC: Henriksen et al., "Histogram computations", and 
 
 `reduce_by_index dest op ne is vs` is a host statement (a library call over whole arrays):
 its indices `is` and values `vs` are written out by the kernels that make them and read
-back. When a `map` or `segmented` kernel makes `is` element-wise and nothing else reads it,
-the statement joins that kernel instead, which becomes a `hist` kernel: each element's index
-and value are combined into the histogram as they are computed, and neither array is
-written. What the statement reads must then be available to the kernel:
+back. When a `map` or `segmented` kernel makes `is` element-wise, the statement joins that
+kernel instead, which becomes a `hist` kernel: each element's index and value are combined
+into the histogram as they are computed, and neither array is written. When something else
+reads `is` too, the kernel also writes it out, and the histogram joins only when it can run
+as partial histograms in parallel (an integer `+ * min max`, a float `+ *`: the back end's
+other histograms run the whole kernel in element order, and the kernel would lose its
+parallel loop; k-means' counts join the kernel of the nearest centroids, whose result the
+sums read too). What the statement reads must then be available to the kernel:
 
 - values: made by the same kernel element-wise (and read by nothing else); or an array
   bound before the kernel, read at the element index (its length is checked by the kernel:
-  `reduce_by_index`'s SizeError); or `replicate (length is) x` of a scalar (`map (\\_ -> 1)
-  pixels` after flattening), which becomes `map (\\_ -> x) is` in the kernel (the `length`
-  and the replicate made for it go);
+  `reduce_by_index`'s SizeError); or `replicate c x` of a scalar (`map (\\_ -> 1) pixels`
+  after flattening), `c` being the kernel's element count (`length is`, the `length` of an
+  array the kernel makes element-wise, or the count of its `iota`), which becomes `map (\\_
+  -> x) is` in the kernel (the `length` and the replicate made for it go);
 - dest: an array bound before the kernel (copied); or `replicate m x` of a scalar read by
   nothing else (the `hist` prelude function's destination), which the kernel fills itself
-  (its negative-size check runs after the elements, where the replicate ran);
+  (its negative-size check runs after the elements, where the replicate ran), taken out of
+  the kernel it was fused into, if any;
 - the scalars these read: bound before the kernel, or host statements between the kernel
   and the histogram that cannot fail and read only what is bound before the kernel (`w * h`),
   which move before it.
@@ -29,9 +35,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..backends.numpy.operators import binary_operator
 from ..ir.flat import (Assert, Const, FVar, Library, Length, Map, Regular, Replicate, ScalarFn,
                        ScalarRep, Scalar, SegReduce, Stmt)
 from ..lang import ast
+from ..lang.scalar_ops import FLOATS, INTS
 
 if TYPE_CHECKING:
     from .fuse import Fuser
@@ -62,6 +70,13 @@ def _is_histogram(stmt: Stmt) -> bool:
     op = stmt.op
     return isinstance(op, Library) and op.name == "reduce_by_index" and len(op.args) == 4 \
         and len(op.fns) == 1 and len(stmt.targets) == 1
+
+
+def _in_parallel(stmt: Stmt) -> bool:
+    """Whether the back end runs the histogram as partial histograms in parallel (integer
+    `+ * min max`, float `+ *`; `backends/cpu/histogram.py`)."""
+    op, elem = binary_operator(stmt.op.fns[0]), stmt.targets[0].rep.elem
+    return elem in INTS and op in ("+", "*", "min", "max") or elem in FLOATS and op in ("+", "*")
 
 
 def _rank1(a: Any) -> bool:
@@ -105,6 +120,31 @@ class _Histogram:
             return stmts[0]
         return None
 
+    def _binding(self, name: str, k: int) -> Stmt | None:
+        """The statement of item `k` (a statement or a kernel) that binds only `name`, when
+        `name` is read once."""
+        found = [s for s in self._stmts(self.items[k]) if [t.name for t in s.targets] == [name]]
+        return found[0] if found and self.readers.get(name, 0) == 1 else None
+
+    def _counts_elements(self, count: Any, group: Any, indices: FVar) -> int | None:
+        """Whether `count` is the kernel's element count (`length is`, the `length` of an
+        array the kernel makes element-wise, or the count of its `iota`): the index of the
+        `length` item to absorb with it (read only there), -1 when nothing is absorbed,
+        None when it is not the count."""
+        if not isinstance(count, FVar):
+            return None
+        if isinstance(group.domain, FVar) and group.domain.name == count.name:
+            return -1
+        c = self.position.get(count.name, -1)
+        found = [s for s in self._stmts(self.items[c]) if isinstance(s.op, Length)
+                 and [t.name for t in s.targets] == [count.name]] if c >= 0 else []
+        if not found:
+            return None
+        arr = found[0].op.arr.name
+        if arr != indices.name and not (arr in group.aligned and arr in group.made):
+            return None
+        return c if self._only(count.name, c) is not None else -1
+
     def _before(self, a: Any, start: int) -> bool:
         """Bound before item `start` (a parameter or a constant too)."""
         return not isinstance(a, FVar) or self.position.get(a.name, -1) < start
@@ -120,8 +160,10 @@ class _Histogram:
         group = self.items[g] if g >= 0 else None
         if not (isinstance(group, self._group_type) and group.kind in ("map", "segmented")
                 and indices.name in group.aligned and indices.name in group.made
-                and not any(isinstance(s.op, SegReduce) for s in group.stmts)
-                and self.readers.get(indices.name, 0) == 1 + self._length_readers(indices)):
+                and not any(isinstance(s.op, SegReduce) for s in group.stmts)):
+            return None
+        shared = self.readers.get(indices.name, 0) != 1 + self._length_readers(indices)
+        if shared and not _in_parallel(self.stmt):
             return None
         moved: list[Stmt] = []                  # into the kernel, before the histogram
         absorbed: set[int] = {self.at}          # items that go (into the kernel, or away)
@@ -138,28 +180,27 @@ class _Histogram:
             rep = self._only(values.name, v)
             if rep is None or not isinstance(rep.op, Replicate) or not _scalar(rep.op.x):
                 return None
-            count = rep.op.n
-            if not isinstance(count, FVar) or count.name not in self.position:
-                return None
-            c = self.position[count.name]
-            length = self._only(count.name, c)
-            if length is None or not isinstance(length.op, Length) \
-                    or length.op.arr.name != indices.name:
+            c = self._counts_elements(rep.op.n, group, indices)
+            if c is None:
                 return None
             moved.append(_as_map(rep, indices))
-            absorbed |= {v, c}
+            absorbed |= {v, c} - {-1}
             needs.append(rep.op.x)
         # dest
+        taken = None                            # the fill, out of another kernel
         if not self._before(dest, g):
             d = self.position[dest.name]
-            fill = self._only(dest.name, d)
+            fill = self._binding(dest.name, d)
             if fill is None or not isinstance(fill.op, Replicate) or not _scalar(fill.op.x) \
                     or d < g:
                 return None
             moved.insert(0, fill)
-            absorbed.add(d)
+            if len(self._stmts(self.items[d])) == 1:
+                absorbed.add(d)
+            else:
+                taken = self.items[d], fill
             needs += [fill.op.n, fill.op.x]
-            may_fail_inside = may_fail_inside or may_fail(fill.op)
+            may_fail_inside = may_fail_inside or self.fuser._may_fail_here(fill.op)
         hoisted = self._hoist(needs, g, absorbed)
         if hoisted is None:
             return None
@@ -168,6 +209,11 @@ class _Histogram:
             return None
         with self.fuser.ctx.log.apply("FUSE-HIST", _line(self.stmt), changed=_ids(self.stmt),
                                       note=NOTE) as step:
+            if taken is not None:
+                other, fill = taken
+                other.stmts.remove(fill)
+                other.made.discard(dest.name)
+                other.aligned.discard(dest.name)
             group.stmts += [*moved, self.stmt]
             group.made |= {t.name for s in (*moved, self.stmt) for t in s.targets}
             group.kind, group.closed = "hist", True
@@ -204,9 +250,8 @@ class _Histogram:
         return out
 
     def _may_fail(self, item: Any) -> bool:
-        from .fuse import may_fail
-        return any(isinstance(s.op, Assert) or may_fail(s.op) or not isinstance(
-            s.op, (Scalar, Length)) for s in self._stmts(item))
+        return any(isinstance(s.op, Assert) or self.fuser._may_fail_here(s.op)
+                   for s in self._stmts(item))
 
 
 def _as_map(rep: Stmt, indices: FVar) -> Stmt:

@@ -111,10 +111,27 @@ def test_a_histogram_joins_the_kernel_that_makes_its_indices():
     assert run(stages, -1) == run(stages, -2) == ("value", ["[1, 1, 2, 1, 0, 1, 1, 1]"])   # 9 is out of range
 
 
+def test_a_histogram_joins_the_kernel_of_indices_read_elsewhere_when_it_runs_in_parallel():
+    """FUSE-HIST with shared indices (k-means' counts): an integer `+` runs as partial
+    histograms in parallel, so it joins the kernel, which also writes the indices out for
+    their other reader."""
+    text = ("def f (n: i64) : ([]i64, []i64) =\n"
+            "  let is = map (\\i -> (i * 7) % 5) (iota n)\n"
+            "  let c = reduce_by_index (replicate 5 0) (+) 0 is (map (\\_ -> 1) is)\n"
+            "  in (c, is[1:4])\n"
+            "f 40")
+    stages = stage_of(text)
+    assert "FUSE-HIST" in [s.rule for s in stages[-1].steps]
+    (hist,) = [k for k in kernels(stages[-1].program.forms[0].body) if k.op.kind == "hist"]
+    assert len(hist.targets) == 2                       # the histogram and the indices
+    assert run(stages, -1) == run(stages, -2) == ("value", ["([8, 8, 8, 8, 8], [2, 4, 1])"])
+
+
 @pytest.mark.parametrize("text", [
-    # the indices are read by something else too
+    # the indices are read by something else too, and a float `min` runs in element order
     "let is = map (\\i -> i % 3) (iota 10)\n"
-    "let c = reduce_by_index (replicate 3 0) (+) 0 is (map (\\_ -> 1) is) in (c, reduce (+) 0 is)",
+    "let c = reduce_by_index (replicate 3 0.0) min 0.0 is (map (\\i -> f64 i) is)\n"
+    "in (c, reduce (+) 0 is)",
     # values replicated to a count that is not the indices' length (a check the rule does
     # not make; with the same count the replicate is the kernel's and joins)
     "let n = 10\n"
@@ -131,3 +148,28 @@ def test_the_cuda_target_keeps_histograms_on_the_host():
     """`Options.hist` is off for `cuda`, whose kernel writer makes no hist kernel."""
     stages = Session().program_stages(LINES, "test.accel", stop_after="fuse", target="cuda")
     assert "FUSE-HIST" not in [s.rule for s in stages[-1].steps]
+
+
+NEAREST = """\
+def dist2 (p: []f64) (c: []f64) : f64 = reduce (+) 0.0 (map2 (\\a b -> (a - b) * (a - b)) p c)
+def nearer ((d1, i1): (f64, i64)) ((d2, i2): (f64, i64)) : (f64, i64) =
+  if d2 < d1 || (d2 == d1 && i2 < i1) then (d2, i2) else (d1, i1)
+def nearest (cs: [][]f64) (p: []f64) : i64 =
+  let (_, best) = reduce nearer (highest, -1) (map2 (\\c i -> (dist2 p c, i)) cs (iota (length cs)))
+  in best
+def assign (ps: [n][d]f64) (cs: [k][d]f64) : []i64 = map (nearest cs) ps
+assign [[0.0, 0.0], [5.0, 5.0], [1.0, 0.5]] [[4.0, 4.0], [0.0, 1.0]]"""
+
+
+def test_a_kernel_that_cannot_fail_moves_after_an_assert_so_a_map_can_join_it():
+    """DEFER: the map over the points reads rows by index (it may fail), and the check that
+    points and centroids have one width comes after the `iota` of the points started a
+    kernel; that kernel cannot fail, so it moves after the check and the map joins it."""
+    stages = stage_of(NEAREST)
+    steps = stages[-1].steps
+    assert "DEFER" in [s.rule for s in steps]
+    body = next(f for f in stages[-1].program.forms if f.names == ("assign",)).body
+    assert any({type(s.op) for s in k.op.body.stmts} >= {F.Iota, F.Map}
+               and any(isinstance(s.op, F.Map) and s.op.fn.free for s in k.op.body.stmts)
+               for k in kernels(body))
+    assert run(stages, -1) == run(stages, -2) == ("value", ["[1, 0, 1]"])

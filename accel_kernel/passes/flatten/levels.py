@@ -153,6 +153,8 @@ class LevelOps:
 
     def replicate(self, n: Atom, x: Atom) -> FVar:
         rep = x.rep if isinstance(x, FVar) else ScalarRep(x.elem)
+        if isinstance(rep, Regular) and rep.rank == 1:
+            return self.b.cached(("replicate", n, x), lambda: self._replicated_rows(n, x))
         if isinstance(rep, (ScalarRep, Regular)):
             return self.b.cached(("replicate", n, x), lambda: self.b.emit(
                 Replicate(n, x), stack_regular(rep), "rep"))
@@ -162,6 +164,15 @@ class LevelOps:
         row = self.b.emit(Rebuild(offs, x), Segmented(rep), "row")   # type: ignore[arg-type]
         zeros = self.b.emit(Replicate(n, Const(0, "i64")), Regular("i64", 1), "zero")
         return self.gather(row, zeros, "rep")
+
+    def _replicated_rows(self, n: Atom, x: FVar) -> FVar:
+        """`replicate n x` of a rank-1 array, remembered as `n` rows `x`: its row width is
+        `length x` (0 without rows: `inner_extent`), and a level over its rows reads `x` at
+        each point's position instead of the replicate's values (`enter_rows`), so that
+        nothing reads the n × length x block, which DEAD then removes."""
+        out = self.b.emit(Replicate(n, x), stack_regular(x.rep), "rep")
+        self.b.frame.cache[("replicated", out)] = (n, x)
+        return out
 
     def concat(self, a: FVar, b: FVar) -> FVar:
         return self.b.emit(Library("concat", (a, b)), a.rep, "cat")
@@ -191,6 +202,11 @@ class LevelOps:
         """The common length of the rows of a Regular array of rank >= 2 (0 when it has no
         rows): the flat length over the number of rows, an unlifted scalar."""
         def make() -> Atom:
+            replicated = self.b.frame.lookup(("replicated", x))
+            if replicated is not None:          # its rows' length, without making them
+                n, row = replicated
+                return self.scalarf("if r == 0 then 0 else w", "i64", "m", r=n,
+                                    w=self.length(row))
             rows, flat = self.length(x), self.length(self.values(x))
             return self.scalarf("if r == 0 then 0 else t / r", "i64", "m", r=rows, t=flat)
         return self.b.cached(("extent", x), make)
@@ -229,6 +245,13 @@ class LevelOps:
             return self.mapf("\\q -> q / m", [self.iota(self.points(level))], "i64", "parent",
                              m=level.extent)
         return self.b.cached(("parent", level), make)
+
+    def positions(self, level: Level) -> FVar:
+        """For every point of a regular level, its position among its parent's points (`q %
+        m`, `m` the level's extent: the `j` of `generate m (\\j -> ...)`)."""
+        assert level.kind == "regular" and level.extent is not None
+        return self.b.cached(("position", level), lambda: self.mapf(
+            "\\q -> q % m", [self.iota(self.points(level))], "i64", "pos", m=level.extent))
 
     def ids_to(self, level: Level, target: Level) -> FVar | None:
         """For every point of `level`, the index of the point of `target` (an enclosing
@@ -280,7 +303,16 @@ class LevelOps:
             offs = self.offsets(first)
             new = Level(level.depth + 1, "irregular", level,
                         lambda: self.length(self.values(first)), offsets=offs)
-        return new, [Leaf(self.values(a.atom), new) for a in arrays]  # type: ignore[arg-type]
+        return new, [Leaf(self._row_values(a.atom, new), new) for a in arrays]  # type: ignore
+
+    def _row_values(self, x: FVar, level: Level) -> FVar:
+        """The elements of the rows of `x` on the level over them: a replicated array's
+        (`_replicated_rows`) read from the array at each point's position on a regular
+        level (the rows have the level's width: the lengths were checked), others' values."""
+        replicated = self.b.frame.lookup(("replicated", x))
+        if replicated is not None and level.kind == "regular":
+            return self.gather(replicated[1], self.positions(level), "d")
+        return self.values(x)
 
     def enter_extent(self, n: Leaf, level: Level | None, uniform: bool) -> tuple[Level, Leaf]:
         """A level of `n` points per point of `level` (n unlifted, or lifted over `level`),
@@ -301,8 +333,7 @@ class LevelOps:
                                   n=n.atom)
             new = Level(level.depth + 1, "regular", level, lambda: self.scalarf(
                 "p * m", "i64", "pts", p=self.points(level), m=extent), extent=extent)
-            index = self.values(self.replicate(self.points(level), self.iota(extent)))
-            return new, Leaf(index, new)
+            return new, Leaf(self.positions(new), new)
         assert n.level is level and isinstance(n.atom, FVar)
         offs = self.b.emit(SizesToOffsets(n.atom), OFFSETS, "offs")
         new = Level(level.depth + 1, "irregular", level,
