@@ -64,15 +64,18 @@ LONG_INNER = ("let r = map (\\x -> loop a = x for i < 3 do "
               "loop b = a for j < n do (b * 7 + j) % 1000003) (iota 4)")
 LONG_OUTER = ("let r = map (\\x -> loop a = x for i < n do "
               "loop b = a for j < 2 do (b * 7 + j + i) % 1000003) (iota 4)")
+# many short nests (the flag read once per nest, the loops plain)
+SHORT_NESTS = ("let r = reduce (+) 0 (map (\\x -> loop a = x for i < 8 do "
+               "loop b = a for j < 2 do (b * 7 + j + i) % 1000003) (iota n))")
 # FUSE-HIST: a histogram of an iota (none of whose elements is stored)
 FUSED_HIST = ("let r = reduce_by_index (replicate 7 0) (+) 0 (map (\\i -> i % 7) (iota n)) "
               "(map (\\i -> i % 3) (iota n))")
 
 
 @pytest.mark.parametrize("code", [LOOP_IN_MAP, WHILE_IN_MAP, FUSED_SUM, LONG_INNER, LONG_OUTER,
-                                  FUSED_HIST],
+                                  SHORT_NESTS, FUSED_HIST],
                          ids=["for-in-map", "while-in-map", "fused-reduce", "long-inner-loop",
-                              "long-outer-loop", "fused-hist"])
+                              "long-outer-loop", "short-nests-in-map", "fused-hist"])
 def test_a_long_kernel_stops_and_the_next_run_is_right(code):
     session = Session(target="cpu")
     session.execute(f"let n = {HOURS}\nlet before = 42", "cell[1]")
@@ -121,6 +124,29 @@ def test_a_range_loop_is_strip_mined_and_its_body_unchanged():
             break
         poll_block = poll_end
     return acc"""
+
+
+def test_a_short_nest_of_range_loops_reads_the_flag_once():
+    """The work of a nest whose inner loops' bounds are the same on every iteration is
+    known on entry (at most n × (m + 1)): at most 4096, one read and the loops as written."""
+    text = render([(1, "for i in range(n):"), (2, "t = 0"), (2, "for j in range(m):"),
+                   (3, "t += j"), (2, "acc += t")])
+    assert text.startswith("""\
+    poll_stop = max(n, 0)
+    poll_work = min(poll_stop, 4097)
+    poll_work = min(poll_work * (min(max(m, 0), 4096) + 1), 16785409)
+    if poll_work <= 4096 and not stop_asked(err):
+        for i in range(poll_stop):
+            t = 0
+            for j in range(m):
+                t += j
+            acc += t
+    else:
+""")
+    # an inner bound the body changes, or a while loop inside: no short path
+    for inner in ([(2, "m = m + 1"), (2, "for j in range(m):"), (3, "t += j")],
+                  [(2, "while t < m:"), (3, "t += 1")]):
+        assert "poll_work" not in render([(1, "for i in range(n):"), *inner])
 
 
 def test_a_while_loop_counts_down_and_polls_on_its_first_iteration():

@@ -121,3 +121,27 @@ def test_the_environment_chooses_the_variants():
     with pytest.raises(ValueError, match="ACCEL_KERNELS must be one of tiered, sequential, "
                                          "parallel, not 'fast'"):
         CompileOptions.from_environment({"ACCEL_KERNELS": "fast"})
+
+
+def test_a_background_compile_shortens_the_switch_interval_while_it_runs(monkeypatch):
+    """numba's compiler holds the GIL: while it compiles in the background a cell's host
+    code waits at most `SWITCH_SECONDS` for it, not Python's 5 ms; the interval is restored
+    after, and after a compile that fails."""
+    import sys
+    monkeypatch.setattr(tiers, "QUIET_SECONDS", 0.0)
+    before = sys.getswitchinterval()
+    seen = []
+
+    class Parallel:
+        def __init__(self, fails: bool):
+            self.fails = fails
+
+        def compile(self, _signature):
+            seen.append(sys.getswitchinterval())
+            if self.fails:
+                raise RuntimeError("numba could not")
+
+    tiers._compile(Parallel(False), ())                 # noqa: SLF001 - the thread's target
+    tiers._compile(Parallel(True), ())                  # noqa: SLF001
+    assert seen == [min(before, tiers.SWITCH_SECONDS)] * 2
+    assert sys.getswitchinterval() == before

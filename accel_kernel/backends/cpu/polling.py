@@ -10,7 +10,15 @@ every `POLL_EVERY` iterations, not at each one, so the polling costs nothing mea
   loop is the original one over its block, unchanged (LLVM optimises it as before). A
   `while` with `min` costs less per entry than `range(start, end, POLL_EVERY)`, whose trip
   count numba computes with a division: on 1M segments of 10 values, summed on one thread,
-  about 6% over the plain loop against 18%;
+  about 6% over the plain loop against 18%. A *short nest* is not: when the body has
+  loops and they are all `for y in range(m)` with `m` the same on every iteration (the
+  body assigns none of its names), the nest does at most `n × Π (m + 1)` iterations, known
+  on entry; at most `POLL_EVERY` of them, the flag is read once and the loops run as
+  written, else the nest is polled as below (its code is written twice: only nests get
+  this, as it costs compile time). k-means' `nearest`, 8 centroids of 2 coordinates per
+  point, called for 1M points: 16.0 ms, as hand-written numba, against 22.5 ms with the
+  strip-mined loop and the nest's counter. One read per call, so a `map` kernel, whose
+  `prange` loop does not poll, still reads the flag once per element;
 - `while c` (and a `for` whose body has a `break` of its own) counts down from
   `POLL_EVERY` and reads the flag when the count reaches 0, starting with the first
   iteration, so a loop entered after the flag was set stops at once;
@@ -137,17 +145,67 @@ def _exits_itself(body: list[Line]) -> bool:
 def _strip_mined(depth: int, var: str, bound: str, body: list[Line],
                  fresh: Callable[[str], str]) -> list[Line]:
     block, stop, end = fresh("poll_block"), fresh("poll_stop"), fresh("poll_end")
-    body, start = _nested(depth, body, fresh)
-    return [*start,
-            (depth, f"{block} = 0"),
-            (depth, f"{stop} = {bound}"),
-            (depth, "while not stop_asked(err):"),
-            (depth + 1, f"{end} = min({block} + {POLL_EVERY}, {stop})"),
-            (depth + 1, f"for {var} in range({block}, {end}):"),
+    bounds = _inner_bounds(var, body)
+    polled, start = _nested(depth, body, fresh)
+    strip_mined = [(depth, "while not stop_asked(err):"),
+                   (depth + 1, f"{end} = min({block} + {POLL_EVERY}, {stop})"),
+                   (depth + 1, f"for {var} in range({block}, {end}):"),
+                   *[(d + 1, t) for d, t in polled],
+                   (depth + 1, f"if {end} >= {stop}:"),
+                   (depth + 2, "break"),
+                   (depth + 1, f"{block} = {end}")]
+    if not bounds:          # not a nest (the strip-mined loop alone is cheap), or not short
+        return [*start, (depth, f"{block} = 0"), (depth, f"{stop} = {bound}"), *strip_mined]
+    # a short nest: one read of the flag, then the loops as written
+    work = fresh("poll_work")
+    cap = (POLL_EVERY + 1) ** 2
+    return [(depth, f"{stop} = max({bound}, 0)"),
+            (depth, f"{work} = min({stop}, {POLL_EVERY + 1})"),
+            *[(depth, f"{work} = min({work} * (min(max({b}, 0), {POLL_EVERY}) + 1), {cap})")
+              for b in bounds],
+            (depth, f"if {work} <= {POLL_EVERY} and not stop_asked(err):"),
+            (depth + 1, f"for {var} in range({stop}):"),
             *[(d + 1, t) for d, t in body],
-            (depth + 1, f"if {end} >= {stop}:"),
-            (depth + 2, "break"),
-            (depth + 1, f"{block} = {end}")]
+            (depth, "else:"),
+            *[(d + 1, t) for d, t in [*start, (depth, f"{block} = 0"), *strip_mined]]]
+
+
+_NAME = re.compile(r"(?<![.\w])[A-Za-z_]\w*")       # a name, not an attribute
+_ASSIGNED = re.compile(r"^([\w, ]+?)\s*(=|\+=|-=|\*=)(?!=)")
+
+
+def _inner_bounds(var: str, body: list[Line]) -> list[str] | None:
+    """The bounds of the loops inside a loop's body when every one is `for x in range(b)`
+    with `b` the same on every iteration (it names nothing the body assigns, nor `var`)
+    and no `break` or `continue` of its own; else None. The loop and these loops then do
+    at most `n × Π (b + 1)` iterations, known on entry."""
+    assigned = {var}
+    bounds: list[str] = []
+    for k, (_, text) in enumerate(body):
+        if not isinstance(text, str):
+            continue
+        loop = _RANGE_FOR.match(text)
+        if loop:
+            if "," in loop.group(2) or _exits_itself(_block_of(body, k)):
+                return None
+            bounds.append(loop.group(2))
+            assigned.add(loop.group(1))
+        elif _WHILE.match(text):
+            return None
+        else:
+            target = _ASSIGNED.match(text)
+            if target:
+                assigned |= set(_NAME.findall(target.group(1)))
+    names = {n for b in bounds for n in _NAME.findall(b)}
+    return None if names & assigned else bounds
+
+
+def _block_of(lines: list[Line], k: int) -> list[Line]:
+    """The lines inside the compound statement at `lines[k]`."""
+    depth, end = lines[k][0], k + 1
+    while end < len(lines) and lines[end][0] > depth:
+        end += 1
+    return lines[k + 1:end]
 
 
 def _counted(depth: int, header: str, body: list[Line],

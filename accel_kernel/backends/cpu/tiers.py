@@ -19,7 +19,11 @@ functions as `launch(parallel, sequential, work, *args)`) runs:
   process-wide lock), so that thread first waits until the process has compiled nothing
   else for `QUIET_SECONDS`: a cell's own compiles (its other kernels' sequential variants)
   never wait for a parallel one. The sequential variant releases the GIL (`nogil`), so the
-  compile goes on while it runs.
+  compile goes on while it runs. numba's compiler is Python code and holds the GIL: while
+  one compiles in the background the process's switch interval is `SWITCH_SECONDS`
+  (0.5 ms, not Python's 5 ms), so a cell running meanwhile waits at most that long each
+  time it needs the GIL back (the tour's cell 8, re-run during its kernels' background
+  compile: 75 ms of host time against 6 ms).
 
 The work of a launch is its elements (segments' elements, rows × width); a kernel with a
 loop inside (a `loop`, a `while`, SEQ-INNER's loop over an array) counts `LOOP_WEIGHT` per
@@ -30,6 +34,7 @@ element. `PARALLEL_FROM` is measured (benchmarks/tiers.py, RESULTS.md "Tiered ke
 """
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -42,6 +47,7 @@ SEQUENTIAL = "@njit(cache=True, nogil=True)"           # and its sequential twin
 PARALLEL_FROM = 32_768         # elements; below it the sequential variant is faster
 LOOP_WEIGHT = 64               # what an element of a kernel with an inner loop counts
 QUIET_SECONDS = 0.25           # a background compile waits for this long without others
+SWITCH_SECONDS = 0.0005        # the switch interval while one compiles (Python's is 5 ms)
 THREAD_NAME = "accel-parallel-compile"
 
 
@@ -152,10 +158,37 @@ class _Foreground:
 _FOREGROUND = _Foreground()
 
 
+class _ShortSwitches:
+    """`sys.setswitchinterval(SWITCH_SECONDS)` while any background compile runs, the
+    interval before restored after the last."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running = 0
+        self._saved = 0.0
+
+    def __enter__(self) -> None:
+        with self._lock:
+            if self._running == 0:
+                self._saved = sys.getswitchinterval()
+                sys.setswitchinterval(min(self._saved, SWITCH_SECONDS))
+            self._running += 1
+
+    def __exit__(self, *_: Any) -> None:
+        with self._lock:
+            self._running -= 1
+            if self._running == 0:
+                sys.setswitchinterval(self._saved)
+
+
+_SHORT_SWITCHES = _ShortSwitches()
+
+
 def _compile(parallel: Any, signature: tuple) -> None:
     _FOREGROUND.wait_until_quiet(QUIET_SECONDS)
     try:
-        parallel.compile(signature)
+        with _SHORT_SWITCHES:
+            parallel.compile(signature)
     except Exception:   # noqa: BLE001 - the sequential variant goes on; a call would raise
         pass
 
