@@ -51,13 +51,14 @@ if TYPE_CHECKING:                   # the writer that makes a body (and that imp
     from .codegen import KernelWriter
 
 DTYPES = DTYPE_SOURCE     # scalar type -> the numpy dtype as generated code spells it
+SPARSE = 16               # a filter chunk keeping fewer than 1 element in this many is sparse
 
 # the names of the generated functions' own variables: an accel name that is one of them
 # gets a trailing `_` in kernels and host functions
 KERNEL_NAMES = frozenset({"n", "chunks", "i", "s", "c", "lo", "hi", "acc", "kept", "pos",
                           "starts", "counts", "total", "carry", "run", "start", "end", "width",
                           "block", "block_stop", "block_end", "stop_asked",  # polling.py's
-                          "seg_end",
+                          "seg_end", "sparse", "found",
                           "alloc", "front", "back", "out", "err", "numba", "prange", "njit",
                           "np", "len", "int", "max", "min", "range",
                           "cuda", "math", "device_math", "launch", "device",
@@ -424,7 +425,8 @@ class KernelBody:
         return [f"        lo = np.searchsorted({offsets}, {offsets}[n] * c // chunks)",
                 f"        hi = np.searchsorted({offsets}, {offsets}[n] * (c + 1) // chunks)"]
 
-    def _chunk_elements(self, body: list[str], segment: list[str] = ()) -> list[str]:
+    def _chunk_elements(self, body: list[str], segment: list[str] = (),
+                        skip: list[str] = ()) -> list[str]:
         """The loop over a chunk's elements, `body` written at indent 12: `lo..hi`, or in a
         segmented filter kernel (FUSE-SEGMENTED-FILTER) the chunk's segments `lo..hi`, each
         one's elements in order (the segment id `s`, its first element `start`), after the
@@ -445,7 +447,7 @@ class KernelBody:
                 f"            start = {offsets}[s]",
                 f"            end = {offsets}[s + 1]",
                 "            if start < end:",
-                *("    " + line for line in segment), *inner]
+                *("    " + line for line in [*segment, *skip]), *inner]
 
     def _per_segment(self, stmts: list[F.Stmt]) -> tuple[list[F.Stmt], list[F.Stmt]]:
         """In a segmented filter kernel, the statements whose values are the same for
@@ -517,6 +519,12 @@ class KernelBody:
             if s.id in over_all:
                 element += self.fold(s, acc, ops[s.id], " " * 12)
         test = self.value(keep)
+        skip = self._skip_empty_segments(per_element, keep) \
+            if compacted and not full and not reductions else []
+        if skip:
+            offsets = python_name(self.k.segment_offsets())
+            self.lines.append(f"        sparse = (starts[c + 1] - pos) * {SPARSE} < "
+                              f"{offsets}[hi] - {offsets}[lo]")
         for f in filters:                # a kept value is the element itself
             self.locals[f.targets[0].name] = self.value(f.op.arr)
         kept = self.element(after, " " * 16)
@@ -529,7 +537,7 @@ class KernelBody:
         if compacted:
             kept.append("                pos += 1")
         element += _block(f"            if {test}:", kept)
-        self.lines += self._chunk_elements(element, segment)
+        self.lines += self._chunk_elements(element, segment, skip)
         for acc in accs:
             self.lines += [f"        part_{acc}[c] = acc_{acc}",
                            f"        have_{acc}[c] = not first_{acc}"]
@@ -540,6 +548,23 @@ class KernelBody:
                            f"            {acc} = " + self.op_call(ops[s.id], acc, f"part_{acc}[c]", s)]
         if accs:
             self.lines.append(f"    return ({', '.join(accs)},)")
+
+    def _skip_empty_segments(self, per_element: list[F.Stmt], keep: F.FVar) -> list[str]:
+        """In a segmented filter kernel's writing pass, for a chunk that keeps few of its
+        elements (fewer than one in `SPARSE`, from the counting pass): each segment's kept
+        elements are counted first, in a loop with no store (which LLVM vectorises), and a
+        segment with none is not run again (the triples keep 1 candidate in 10^4 of 83.5M:
+        the writing pass took twice the counting pass, 13.4 against 6.9 ms). Lines at
+        indent 12, for `_chunk_elements`; none in another kernel."""
+        if self.k.segment_offsets() is None:
+            return []
+        probe = self.element(per_element, " " * 20, segment="s", start="start")
+        probe += [f"{' ' * 20}if {self.value(keep)}:", f"{' ' * 20}    found += 1"]
+        return ["            if sparse:",
+                "                found = 0",
+                *polled_segment(" " * 16, "i", "start", "end", probe),
+                "                if found == 0:",
+                "                    continue"]
 
     def fold(self, s: F.Stmt, acc: str, fname: str, indent: str) -> list[str]:
         """Fold the element into a chunk's accumulator (its first element starts it)."""
