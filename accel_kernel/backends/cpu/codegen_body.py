@@ -554,15 +554,16 @@ class KernelBody:
         elements (fewer than one in `SPARSE`, from the counting pass): each segment's kept
         elements are counted first, in a loop with no store (which LLVM vectorises), and a
         segment with none is not run again (the triples keep 1 candidate in 10^4 of 83.5M:
-        the writing pass took twice the counting pass, 13.4 against 6.9 ms). Lines at
-        indent 12, for `_chunk_elements`; none in another kernel."""
+        the writing pass took twice the counting pass, 13.4 against 6.9 ms). The count runs
+        strip-mined only (`polled_segment`'s two loops cost the tour's cell 9 0.15 s more
+        compile time). Lines at indent 12, for `_chunk_elements`; none in another kernel."""
         if self.k.segment_offsets() is None:
             return []
         probe = self.element(per_element, " " * 20, segment="s", start="start")
         probe += [f"{' ' * 20}if {self.value(keep)}:", f"{' ' * 20}    found += 1"]
         return ["            if sparse:",
                 "                found = 0",
-                *polled_segment(" " * 16, "i", "start", "end", probe),
+                *_polled(" " * 16, "i", "start", "end", probe),
                 "                if found == 0:",
                 "                    continue"]
 
