@@ -141,7 +141,8 @@ def compile_cases(cases: list[Case]) -> tuple[list, list, ErrorTable, str]:
         sources.append("@njit(cache=False)\n" + source)
         types.append(result_type)
     text = ("import numpy as np\nfrom numba import njit\n"
-            "from accel_kernel.backends.cpu.stop_flag import stop_asked\n\n\n"
+            "from accel_kernel.backends.cpu.stop_flag import stop_asked\n"
+            "from accel_kernel.backends.cpu.int_division import trunc_div, trunc_rem\n\n\n"
             + "\n\n".join(sources))
     namespace: dict = {}
     exec(compile(text, "<cpu scalar functions>", "exec"), namespace)
@@ -498,9 +499,7 @@ def f_1(n, xs, err):
                     return np.int32(0)
                 acc_1 = np.int32(acc + np.int32(xs[i]))
             else:
-                quotient = acc // np.int32(2)
-                if quotient < 0 and acc % np.int32(2) != 0:  # // floors, accel truncates toward zero
-                    quotient += 1
+                quotient = trunc_div(acc, np.int32(2))
                 acc_1 = np.int32(quotient)
             acc = acc_1
         if poll_end >= poll_stop:

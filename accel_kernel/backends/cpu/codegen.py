@@ -22,6 +22,7 @@ length; if not, the kernel does not run and its error waits for the host's own c
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +39,7 @@ from .scalar_source import free_parameters, scalar_function
 from .tiers import LOOP_WEIGHT, PARALLEL, SEQUENTIAL
 
 CHUNKS_PER_THREAD = 4
+_DIVIDES = re.compile(r"\btrunc_(div|rem)\(")     # a call of int_division.py's: imported
 
 
 @dataclass(frozen=True)
@@ -154,7 +156,9 @@ class _ModuleWriter:
                 "import numba", "import numpy as np", "from numba import njit, prange",
                 "from accel_kernel.backends.cpu.stop_flag import stop_asked",
                 *(["from accel_kernel.backends.cpu.histogram import (hist_merge, "
-                   "hist_partials, hist_rows)"] if self.histograms else []), "",
+                   "hist_partials, hist_rows)"] if self.histograms else []),
+                *(["from accel_kernel.backends.cpu.int_division import trunc_div, trunc_rem"]
+                  if any(_DIVIDES.search(f) for f in self.functions) else []), "",
                 f"CHUNKS_PER_THREAD = {CHUNKS_PER_THREAD}", ""]
         return "\n".join(head) + "\n\n" + "\n\n\n".join(self.functions) + "\n"
 

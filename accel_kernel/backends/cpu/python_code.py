@@ -10,8 +10,9 @@ variables they hold) and writes the error checks: a failing check stores its sit
 A `Dialect` is what differs between the numba targets that share this writer: `NUMPY` (the
 `cpu` target's `@njit` functions call numpy's functions, `np.sqrt`) and the `cuda` target's
 device functions (`backends/cuda/dialect.py`: `math.sqrt`, no numpy ufuncs on the device).
-Only the calls of numpy functions differ (`Dialect.call`); numpy's scalar types (`np.int32`,
-`np.uint64`) and constants (`np.nan`, `np.pi`) are spelled alike in both.
+Only the calls of numpy functions differ (`Dialect.call`), and signed integer `/` and `%`
+(the `cpu` target's are `int_division.py`'s `sdiv` and `srem`); numpy's scalar types
+(`np.int32`, `np.uint64`) and constants (`np.nan`, `np.pi`) are spelled alike in both.
 Where the dialect `polls` (the `cpu` target's), `render` rewrites the function's loops so
 that they poll the cancel flag (`polling.py`); device code does not.
 """
@@ -39,6 +40,7 @@ BINARY_PREC = {"or": OR, "and": AND, "|": BIT_OR, "^": BIT_XOR, "&": BIT_AND, "<
 # names generated code relies on, never given to a variable
 RESERVED = frozenset({"np", "err", "range", "min", "max", "abs", "len", "True", "False",
                       "stop_asked",                             # polling.py's flag read
+                      "trunc_div", "trunc_rem",                 # int_division.py's
                       "None", "math", "device_math", "cuda",    # the cuda dialect's modules
                       *keyword.kwlist, *keyword.softkwlist})
 
@@ -84,12 +86,14 @@ class Dialect:
     name: str                                     # the target, for "not built yet" messages
     spell: Callable[[str, str, Sequence[Val]], "Val | None"] = lambda name, type, args: None
     polls: bool = False       # loops poll the cancel flag (`polling.py`): host code only
+    truncating_division: bool = False     # signed `/ %` as `int_division.py`'s intrinsics
 
     def call(self, name: str, args: Sequence[Val], type: str) -> Val:
         return self.spell(name, type, args) or call(f"np.{name}", args, type)
 
 
-NUMPY = Dialect("cpu", polls=True)  # the cpu target: numpy's functions, as numba compiles them
+NUMPY = Dialect("cpu", polls=True,  # the cpu target: numpy's functions, as numba compiles them
+                truncating_division=True)
 
 
 def python_name(name: str) -> str:
