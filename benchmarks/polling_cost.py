@@ -93,8 +93,8 @@ def main() -> None:
                              "counted: steadier on a busy machine, with --threads 1)")
     args = parser.parse_args()
     if args.threads:
-        import numba
-        numba.set_num_threads(args.threads)
+        from .run_targets import set_threads
+        set_threads(args.threads)
     print(f"command: `python -m benchmarks.polling_cost --scale {args.scale} "
           f"--repeat {args.repeat}{f' --threads {args.threads}' if args.threads else ''}"
           f"{f' --clock {args.clock}' if args.clock != 'wall' else ''}"

@@ -328,6 +328,16 @@ def _memory_available() -> float:
     return float("nan")
 
 
+def set_threads(threads: int) -> None:
+    """numba's thread count, here and on accel's worker thread (`runtime/deep.py`): numba
+    keeps one per thread, so the baselines alone would have run on `threads`."""
+    import numba
+
+    from accel_kernel.runtime.deep import run_deep
+    numba.set_num_threads(threads)
+    run_deep(numba.set_num_threads, threads)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0)
@@ -342,8 +352,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="numba threads (`numba.set_num_threads`; default: all cores)")
     args = parser.parse_args(argv)
     if args.threads:
-        import numba
-        numba.set_num_threads(args.threads)
+        set_threads(args.threads)
     targets = [t.strip() for t in args.targets.split(",") if t.strip()]
     if "cuda" in targets:              # the GPU table (benchmarks/run_cuda.py), on its own
         if targets != ["cuda"]:
