@@ -356,7 +356,7 @@ class Fuser:
         the checks, and a statement that may fail can join it (k-means' `map` over `iota`,
         after the check that the points and the centroids have the same width)."""
         later = self._items[position + 1:]
-        if any(self._may_fail_here(s.op) for s in group.stmts) \
+        if any(self.may_fail_in_block(s.op) for s in group.stmts) \
                 or any(group.made & {v.name for v in _item_reads(it)} for it in later):
             return False
         with self.ctx.log.apply("DEFER", _line(group.stmts[0]), changed=_ids(stmt),
@@ -373,7 +373,7 @@ class Fuser:
             step.after = _line(group.stmts[0])
         return True
 
-    def _may_fail_here(self, op: Any) -> bool:
+    def may_fail_in_block(self, op: Any) -> bool:
         """`may_fail`, but an `iota` or `replicate` of a literal or of a `length` cannot."""
         if isinstance(op, (Iota, Replicate)):
             n = op.n

@@ -36,8 +36,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..backends.numpy.operators import binary_operator
-from ..ir.flat import (Assert, Const, FVar, Library, Length, Map, Regular, Replicate, ScalarFn,
-                       ScalarRep, Scalar, SegReduce, Stmt)
+from ..ir.flat import (Assert, Const, FVar, Iota, Library, Length, Map, Regular, Replicate,
+                       ScalarFn, ScalarRep, Scalar, SegReduce, Stmt)
 from ..lang import ast
 from ..lang.scalar_ops import FLOATS, INTS
 
@@ -200,7 +200,7 @@ class _Histogram:
             else:
                 taken = self.items[d], fill
             needs += [fill.op.n, fill.op.x]
-            may_fail_inside = may_fail_inside or self.fuser._may_fail_here(fill.op)
+            may_fail_inside = may_fail_inside or self.fuser.may_fail_in_block(fill.op)
         hoisted = self._hoist(needs, g, absorbed)
         if hoisted is None:
             return None
@@ -250,7 +250,8 @@ class _Histogram:
         return out
 
     def _may_fail(self, item: Any) -> bool:
-        return any(isinstance(s.op, Assert) or self.fuser._may_fail_here(s.op)
+        return any(isinstance(s.op, Assert) or self.fuser.may_fail_in_block(s.op)
+                   or not isinstance(s.op, (Scalar, Length, Iota, Replicate))
                    for s in self._stmts(item))
 
 
