@@ -173,12 +173,7 @@ def _int_div(w: FunctionWriter, op: str, a: Val, b: Val, error: ScalarError,
         w.emit(f"{q} = {operand(a, SUM)} // {operand(b, SUM, True)}")
         return wrap(Val(q, a.type, ATOM, True))
     if w.dialect.truncating_division:       # LLVM's sdiv (int_division.py)
-        quotient = f"trunc_div({a.code}, {b.code})"
-        if a.type == "i64" and int_constant(b) is None:
-            quotient = (f"-{operand(a, UNARY, True)} if {b.code} == -1 else {quotient}  "
-                        f"# the lowest i64 over -1 overflows")
-        w.emit(f"{q} = {quotient}")
-        return wrap(Val(q, a.type, ATOM, True))
+        return _truncating(w, q, "trunc_div", a, b, f"-{operand(a, UNARY, True)}")
     if a.type == "i64" and int_constant(b) is None:
         w.emit(f"{q} = -{operand(a, UNARY, True)} if {b.code} == -1 "
                f"else {operand(a, SUM)} // {operand(b, SUM, True)}  "
@@ -187,6 +182,18 @@ def _int_div(w: FunctionWriter, op: str, a: Val, b: Val, error: ScalarError,
         w.emit(f"{q} = {operand(a, SUM)} // {operand(b, SUM, True)}")
     return _corrected(w, q, a.type, f"{q} < 0 and {operand(a, SUM)} % {operand(b, SUM, True)} "
                       f"!= 0:  # // floors, accel truncates toward zero", f"{q} += 1")
+
+
+def _truncating(w: FunctionWriter, var: str, function: str, a: Val, b: Val,
+                at_minus_one: str) -> Val:
+    """`var = function(a, b)`, `int_division.py`'s `trunc_div` or `trunc_rem` (LLVM's sdiv,
+    srem); an int64 divisor that is not a literal is tested for -1 first, whose result is
+    `at_minus_one` (the lowest i64 over -1 overflows)."""
+    code = f"{function}({a.code}, {b.code})"
+    if a.type == "i64" and int_constant(b) is None:
+        code = f"{at_minus_one} if {b.code} == -1 else {code}  # the lowest i64 over -1 overflows"
+    w.emit(f"{var} = {code}")
+    return wrap(Val(var, a.type, ATOM, True))
 
 
 def _int_rem(w: FunctionWriter, op: str, a: Val, b: Val, error: ScalarError,
@@ -199,12 +206,7 @@ def _int_rem(w: FunctionWriter, op: str, a: Val, b: Val, error: ScalarError,
     a, b = operands
     r = w.fresh("remainder")
     if a.type not in UNSIGNED and w.dialect.truncating_division:      # LLVM's srem
-        remainder = f"trunc_rem({a.code}, {b.code})"
-        if a.type == "i64" and int_constant(b) is None:
-            remainder = (f"{zero_code(a.type)} if {b.code} == -1 else {remainder}  "
-                         f"# the lowest i64 over -1 overflows")
-        w.emit(f"{r} = {remainder}")
-        return wrap(Val(r, a.type, ATOM, True))
+        return _truncating(w, r, "trunc_rem", a, b, zero_code(a.type))
     w.emit(f"{r} = {operand(a, SUM)} % {operand(b, SUM, True)}")
     if a.type in UNSIGNED:        # no signs: % is accel's %
         return wrap(Val(r, a.type, ATOM, True))
