@@ -113,12 +113,8 @@ class _Histogram:
 
     def _only(self, name: str, k: int) -> Stmt | None:
         """The one statement of item `k` when it binds only `name` and is read once."""
-        it = self.items[k]
-        stmts = self._stmts(it)
-        if len(stmts) == 1 and [t.name for t in stmts[0].targets] == [name] \
-                and self.readers.get(name, 0) == 1:
-            return stmts[0]
-        return None
+        found = self._binding(name, k)
+        return found if found is not None and len(self._stmts(self.items[k])) == 1 else None
 
     def _binding(self, name: str, k: int) -> Stmt | None:
         """The statement of item `k` (a statement or a kernel) that binds only `name`, when

@@ -147,13 +147,7 @@ def _strip_mined(depth: int, var: str, bound: str, body: list[Line],
     block, stop, end = fresh("poll_block"), fresh("poll_stop"), fresh("poll_end")
     bounds = _inner_bounds(var, body)
     polled, start = _nested(depth, body, fresh)
-    strip_mined = [(depth, "while not stop_asked(err):"),
-                   (depth + 1, f"{end} = min({block} + {POLL_EVERY}, {stop})"),
-                   (depth + 1, f"for {var} in range({block}, {end}):"),
-                   *[(d + 1, t) for d, t in polled],
-                   (depth + 1, f"if {end} >= {stop}:"),
-                   (depth + 2, "break"),
-                   (depth + 1, f"{block} = {end}")]
+    strip_mined = _blocks(depth, var, block, stop, end, polled)
     if not bounds:          # not a nest (the strip-mined loop alone is cheap), or not short
         return [*start, (depth, f"{block} = 0"), (depth, f"{stop} = {bound}"), *strip_mined]
     # a short nest: one read of the flag, then the loops as written
@@ -168,6 +162,19 @@ def _strip_mined(depth: int, var: str, bound: str, body: list[Line],
             *[(d + 1, t) for d, t in body],
             (depth, "else:"),
             *[(d + 1, t) for d, t in [*start, (depth, f"{block} = 0"), *strip_mined]]]
+
+
+def _blocks(depth: int, var: str, block: str, stop: str, end: str,
+            body: list[Line]) -> list[Line]:
+    """`for var in range(block, stop)` in blocks of `POLL_EVERY`, the flag read before each
+    (`body` already one level deeper than `depth`, as a `for` at `depth` would have it)."""
+    return [(depth, "while not stop_asked(err):"),
+            (depth + 1, f"{end} = min({block} + {POLL_EVERY}, {stop})"),
+            (depth + 1, f"for {var} in range({block}, {end}):"),
+            *[(d + 1, t) for d, t in body],
+            (depth + 1, f"if {end} >= {stop}:"),
+            (depth + 2, "break"),
+            (depth + 1, f"{block} = {end}")]
 
 
 _NAME = re.compile(r"(?<![.\w])[A-Za-z_]\w*")       # a name, not an attribute
@@ -237,13 +244,7 @@ def _ranged_in_nest(depth: int, var: str, bound: str, body: list[Line],
             (depth, f"if {trip} > {POLL_EVERY} or {nest} - {trip} <= 0:"),
             (depth + 1, f"{block} = 0"),
             (depth + 1, f"{stop} = {trip}"),
-            (depth + 1, "while not stop_asked(err):"),
-            (depth + 2, f"{end} = min({block} + {POLL_EVERY}, {stop})"),
-            (depth + 2, f"for {var} in range({block}, {end}):"),
-            *[(d + 2, t) for d, t in inner],
-            (depth + 2, f"if {end} >= {stop}:"),
-            (depth + 3, "break"),
-            (depth + 2, f"{block} = {end}"),
+            *_blocks(depth + 1, var, block, stop, end, [(d + 1, t) for d, t in inner]),
             (depth + 1, f"{nest} = {POLL_EVERY}"),
             (depth, "else:"),
             (depth + 1, f"{nest} -= {trip}"),

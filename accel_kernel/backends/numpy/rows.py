@@ -162,10 +162,8 @@ def as_segs(value: np.ndarray | Segs) -> Segs:
     """A regular array (rank >= 2) seen as segments of equal length."""
     if isinstance(value, Segs):
         return value
-    if value.ndim < 2:
-        raise ValueError("a rank-1 array has no segments")
-    rows, width = value.shape[0], value.shape[1]
-    return Segs(regular_offsets(rows, width), value.reshape((rows * width,) + value.shape[2:]))
+    values = flat_values(value)             # a rank-1 array: ValueError
+    return Segs(regular_offsets(value.shape[0], value.shape[1]), values)
 
 
 def as_regular(value: Segs | np.ndarray) -> np.ndarray | None:
