@@ -29,11 +29,11 @@ import functools
 import itertools
 import time
 from collections import ChainMap
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from typing import Any
 
-from . import compiler, targets
+from . import cell_memo, compiler, targets
 from .boundary import accel_errors
 from .host import FLAT, INTERP, HostValue, interp_of
 from .lang import ast
@@ -119,6 +119,7 @@ class _Compiled:
     program: ast.Program
     checked: CheckResult
     rechecked: dict[str, CheckResult]
+    source: Source | None = None
 
 
 def _accel_errors_only(phase: str):
@@ -151,6 +152,7 @@ class Session:
         self._instantiations: dict[int, dict[str, Type]] = {}
         self._loading_prelude = False
         self._flat_calls: dict[tuple, tuple] = {}     # call_flat's compiled wrappers
+        self._memos = cell_memo.CellMemos()           # cells' compiled forms, by text
         self.last_counters = None                     # work and depth of the last flat run
         self.last_compile = 0.0                       # seconds compiling the last cell
         self.last_sequence_events: list = []          # events of the last cell with a sequence
@@ -224,17 +226,29 @@ class Session:
         """Run one cell. Raises AccelError (and changes nothing) when any part of it fails."""
         self.cancel.clear()
         started = time.perf_counter()
-        compiled = self._compile(code, name)
+        memo = self._memos.find(code, self._globals, self.target_record, self.compile_options)
+        if memo is not None:            # the same text, and nothing its compile read changed
+            memo.compiled.source.rename(name)
+            compiled = replace(memo.compiled,
+                               rechecked=self._recheck_dependents(memo.compiled.checked))
+            reads = memo.reads
+        else:
+            compiled = self._compile(code, name)
+            reads = cell_memo.reads(compiled.program, self._globals)
         if self.check_facts:
             self._check_facts(compiled)
         checked_at = time.perf_counter()
         self.last_compile = 0.0
         with self.events.recording() as log:
-            values = self._evaluate(compiled)
+            values, stages = self._evaluate(compiled, memo.stages if memo else None)
         if any(isinstance(e, SeqBegin) for e in log):   # `%trace` plots them
             self.last_sequence_events = log
         finished = time.perf_counter()
         result = self._commit(compiled, values, kind="def")
+        if reads is not None:
+            self._memos.keep(code, cell_memo.CellMemo(
+                replace(compiled, rechecked={}), stages, self.target_record,
+                self.compile_options, reads))
         result.timings = {"check": checked_at - started}
         if not self.target_record.reference:
             result.timings["compile"] = self.last_compile
@@ -348,7 +362,6 @@ class Session:
                                 targets.get(target) if target else None)
         if entry is None:
             return stages
-        from dataclasses import replace
         if entry not in checked.schemes:
             raise AccelNameError(f"`{entry}` is not defined by this program (it defines "
                                  f"{', '.join(checked.schemes) or 'nothing'})")
@@ -357,7 +370,6 @@ class Session:
 
     def _pipeline(self, program: ast.Program, checked: CheckResult, stop_after: str | None,
                   target: targets.Target | None = None):
-        from dataclasses import replace
         definitions = {n: g.form for n, g in self._globals.items() if isinstance(g.form, ast.Def)}
         # the types of earlier cells too: a pass may inline their defs
         checked = replace(checked, types=ChainMap(checked.types, self._types),
@@ -429,6 +441,7 @@ class Session:
     def reset(self) -> None:
         """Forget every user global (the prelude stays)."""
         self._flat_calls.clear()
+        self._memos.clear()
         for name in [n for n, g in self._globals.items() if g.kind != "prelude"]:
             del self._globals[name]
 
@@ -443,9 +456,10 @@ class Session:
         return GlobalEnv(schemes=schemes, deps=deps)
 
     def _compile(self, code: str, name: str) -> _Compiled:
-        program = parse_program(Source(name, code), self._ids)
+        source = Source(name, code)
+        program = parse_program(source, self._ids)
         checked = check_program(program, self._env())
-        return _Compiled(program, checked, self._recheck_dependents(checked))
+        return _Compiled(program, checked, self._recheck_dependents(checked), source)
 
     def _recheck_dependents(self, checked: CheckResult) -> dict[str, CheckResult]:
         """Type check again, in definition order, every def that uses a redefined def."""
@@ -474,12 +488,13 @@ class Session:
         values = {n: g.value for n, g in self._globals.items()}
         return Interpreter(values, types, instantiations, cancel=self.cancel)
 
-    def _evaluate(self, compiled: _Compiled):
+    def _evaluate(self, compiled: _Compiled, stages: list | None = None):
         """Run the cell: its bindings (a let's value as a `HostValue`, a def's function value)
-        and its results (`HostValue`s)."""
+        and its results (`HostValue`s), and the stages it ran (None on `interp`; `stages`
+        given: those, compiled before for the same cell)."""
         if not self.target_record.reference and compiled.program.forms \
                 and not self._loading_prelude:
-            return self._evaluate_flat(compiled)
+            return self._evaluate_flat(compiled, stages)
         types = ChainMap(compiled.checked.types, self._types)
         instantiations = ChainMap(compiled.checked.instantiations, self._instantiations)
         for result in compiled.rechecked.values():
@@ -494,7 +509,7 @@ class Session:
                                                          checked.schemes[name].type)
         values.results[:] = [HostValue.of(INTERP, v, t)
                              for v, t in zip(values.results, checked.expr_types)]
-        return values
+        return values, None
 
     def _check_facts(self, compiled: _Compiled) -> None:
         """Run the cell's core program on the fact-checking interpreter (`check_facts`)."""
@@ -509,7 +524,7 @@ class Session:
         check_facts(stages, {n: g.value for n, g in self._globals.items()}, types,
                     instantiations, cancel=self.cancel)
 
-    def _evaluate_flat(self, compiled: _Compiled):
+    def _evaluate_flat(self, compiled: _Compiled, stages: list | None):
         """Run a cell on a compiled target (its program compiled through the target's
         `last_stage`, then its `run`: `numpy` runs the flat IR with numpy, `cpu` the fused
         program with numba kernels). The values stay as the target gave them: `HostValue`s
@@ -519,8 +534,9 @@ class Session:
         target = self.target_record
         target.check_compiler()
         started = time.perf_counter()
-        stages = self._pipeline(compiled.program, compiled.checked,
-                                stop_after=target.last_stage)
+        if stages is None:
+            stages = self._pipeline(compiled.program, compiled.checked,
+                                    stop_after=target.last_stage)
         env = self._flat_globals(_stage(stages, "regularity").program, target.value_form)
         compiled_at = time.perf_counter()
         out, compile_seconds = target.run(stages[-1].program, env, self.memory, self.cancel,
@@ -540,7 +556,7 @@ class Session:
         if target.counts_costs:
             values.costs = out.counters      # work and depth, as the interpreter's
             self.last_counters = out.counters
-        return values
+        return values, stages
 
     def _flat_globals(self, core: ast.Program, form: str = FLAT) -> dict[str, Any]:
         """The global lets the core program `core` reads, in the value form `form` of the
@@ -656,7 +672,7 @@ class Session:
         text = resources.files("accel_kernel").joinpath("prelude.accel").read_text()
         compiled = self._compile(text, "prelude.accel")
         self._loading_prelude = True          # the prelude is definitions: interp keeps them
-        self._commit(compiled, self._evaluate(compiled), kind="prelude")
+        self._commit(compiled, self._evaluate(compiled)[0], kind="prelude")
         self._loading_prelude = False
 
     def _info(self, entry: _Global) -> GlobalInfo:

@@ -35,6 +35,13 @@ class Source:
                 hi = mid - 1
         return lo + 1, offset - self._line_starts[lo] + 1
 
+    def rename(self, name: str) -> None:
+        """Name this text after the cell that ran it last. A cell run again with the same
+        text reuses the program parsed from this Source (`cell_memo.py`), so the spans of
+        the globals it defines, and of the errors of that run, must name the new cell; the
+        name is the one field that changes (the text never does)."""
+        object.__setattr__(self, "name", name)
+
     def line_text(self, line: int) -> str:
         """The text of a 1-based line, without its newline."""
         start = self._line_starts[line - 1]
