@@ -14,8 +14,14 @@ import uuid
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 REPO = Path(__file__).resolve().parent.parent
+
+# Tests never assert on wall-clock time: no per-example deadline and no "input generation is
+# slow" health check for any property test (a loaded machine failed them, not the code).
+settings.register_profile("accel", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("accel")
 KERNEL_CACHE = Path(os.environ.get("ACCEL_CACHE_DIR") or REPO / ".cache" / "kernels")
 os.environ["ACCEL_CACHE_DIR"] = str(KERNEL_CACHE)
 

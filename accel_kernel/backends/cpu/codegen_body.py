@@ -66,8 +66,23 @@ KERNEL_NAMES = frozenset({"n", "chunks", "i", "s", "c", "lo", "hi", "acc", "kept
                           "part", "buckets", "at_hist", "hist_rows", "hist_partials", "hist_merge"})
 
 
+# the prefixes of the names the code generators make from an accel name's Python name `x`:
+# `out_x` (an output), `at_x` (an index read), `part_x` (a partial), `quot_x`, `rem_x` (a
+# counted division), `r_x` (a host function's scalar result) and the cuda target's `acc_x`,
+# `x_x`, `y_x`, `run_x`, `wsum_x`; and ESCAPE's own
+DERIVED = ("out_", "at_", "part_", "quot_", "rem_", "r_", "acc_", "x_", "y_", "run_", "wsum_")
+ESCAPE = "esc_"
+
+
 def python_name(name: str) -> str:
+    """The Python name of an accel name in kernels and host functions: never one of their
+    own variables (KERNEL_NAMES get a trailing `_`) nor a name they make from another accel
+    name (one that starts like those, a DERIVED prefix and then no digit, gets ESCAPE in
+    front: the accel names `m_1` and `out_m_1` in one kernel would both be `out_m_1`)."""
     name = _python_name(name)
+    if any(name.startswith(p) and not name[len(p):len(p) + 1].isdigit()
+           for p in (*DERIVED, ESCAPE)):
+        return ESCAPE + name
     return name + "_" if name in KERNEL_NAMES else name
 
 
