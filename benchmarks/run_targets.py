@@ -23,8 +23,8 @@ For each workload of benchmarks/workloads.py, each baseline and each accel targe
 - median: the median of N more calls on the real inputs: the compiled code (fewer, at
   least one, once a variant's calls have taken `--budget` seconds: the `numpy` target's
   triples, lines and n-body take 10 to 40 s a call at scale 1). The N calls are made in
-  rounds, every variant once a round, so the drift of a virtual machine's memory speed over
-  minutes falls on all of them alike.
+  rounds, every variant once a round (the order rotating from round to round), so the drift
+  of a virtual machine's memory speed over minutes falls on all of them alike.
 
 The ratio is the median over hand-written numba's. numba's output is also the one every other
 variant must agree with (`workloads.check` on `Workload.canonical` outputs).
@@ -131,10 +131,16 @@ def interleaved(found: list[tuple[Variant, Timing]], repeat: int, budget: float)
     """`repeat` rounds, each calling every variant once in turn (a variant stops, after at
     least one call, once its calls have taken `budget` seconds): the machine's drift (this
     virtual machine's memory bandwidth moves by 2x over minutes) falls on every variant
-    alike. Sets each timing's median and call count."""
+    alike. Round r starts at the r-th variant (the order rotates), so no variant always runs
+    right after the same one: a call right after the `numpy` or Awkward baselines (which
+    allocate and free gigabytes) is slower, on this machine, than one after another compiled
+    call (hand-written numba called on accel's worker thread there: 32 ms against 18 ms for
+    triples). Sets each timing's median and call count."""
     samples: list[list[float]] = [[] for _ in found]
-    for _ in range(repeat):
-        for (variant, _timing), mine in zip(found, samples):
+    rounds = list(zip(found, samples))
+    for r in range(repeat):
+        shift = r % len(rounds) if rounds else 0
+        for (variant, _timing), mine in rounds[shift:] + rounds[:shift]:
             if not mine or sum(mine) < budget:
                 mine.append(_time(variant.call)[0])
     for (_variant, timing), mine in zip(found, samples):
