@@ -171,7 +171,7 @@ class KernelWriter:
         self.module = module
         self.stmt = stmt
         self.op: F.Kernel = stmt.op        # type: ignore[assignment]
-        self.name = python_name(self.op.name)
+        self.name = self.op.name           # the fuse pass's `k<N>_<kind>`, never an accel name
         self.body = list(self.op.body.stmts)
         self.made = {t.name for s in self.body for t in s.targets}
         self.reps: dict[str, F.Rep] = {}

@@ -36,6 +36,7 @@ too (`python_name`, `DTYPES`, `element_type`, `op_reads`, `split_at_filter`).
 """
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from ...ir import flat as F
@@ -63,7 +64,8 @@ KERNEL_NAMES = frozenset({"n", "chunks", "i", "s", "c", "lo", "hi", "acc", "kept
                           "np", "len", "int", "max", "min", "range",
                           "cuda", "math", "device_math", "launch", "device",
                           "segmented",     # the cuda target's
-                          "part", "buckets", "at_hist", "hist_rows", "hist_partials", "hist_merge"})
+                          "part", "buckets", "at_hist", "hist_rows", "hist_partials", "hist_merge",
+                          "CHUNKS_PER_THREAD", "trunc_div", "trunc_rem"})
 
 
 # the prefixes of the names the code generators make from an accel name's Python name `x`:
@@ -72,16 +74,20 @@ KERNEL_NAMES = frozenset({"n", "chunks", "i", "s", "c", "lo", "hi", "acc", "kept
 # `x_x`, `y_x`, `run_x`, `wsum_x`; and ESCAPE's own
 DERIVED = ("out_", "at_", "part_", "quot_", "rem_", "r_", "acc_", "x_", "y_", "run_", "wsum_")
 ESCAPE = "esc_"
+# the module-level names of a generated module: a kernel `k<N>_<kind>` (with `_seq`, `_host`,
+# `_count`, `_count_seq`) and a scalar function `<name>_f<N>`
+MODULE_NAMES = re.compile(r"k\d+_|.*_f\d+$")
 
 
 def python_name(name: str) -> str:
     """The Python name of an accel name in kernels and host functions: never one of their
-    own variables (KERNEL_NAMES get a trailing `_`) nor a name they make from another accel
+    own variables (KERNEL_NAMES get a trailing `_`), a name they make from another accel
     name (one that starts like those, a DERIVED prefix and then no digit, gets ESCAPE in
-    front: the accel names `m_1` and `out_m_1` in one kernel would both be `out_m_1`)."""
+    front: the accel names `m_1` and `out_m_1` in one kernel would both be `out_m_1`) nor
+    one of the module's functions (a global `k1_map_host` or `m_1_f1` gets ESCAPE too)."""
     name = _python_name(name)
     if any(name.startswith(p) and not name[len(p):len(p) + 1].isdigit()
-           for p in (*DERIVED, ESCAPE)):
+           for p in (*DERIVED, ESCAPE)) or MODULE_NAMES.match(name):
         return ESCAPE + name
     return name + "_" if name in KERNEL_NAMES else name
 
