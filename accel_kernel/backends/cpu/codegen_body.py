@@ -138,7 +138,8 @@ def polled_segment(indent: str, var: str, start: str, end: str,
     long, the flag is read once and the loop is a plain one; else `_polled`'s (which, the
     flag set, ends at once). On 1M segments of about 10 values the strip-mined loop alone
     cost 7% over a hand-written sum (its `while` and `min` on every segment; the one read
-    costs nothing measurable); the body is written twice."""
+    costs nothing measurable); the body is written twice, except in a sequential twin
+    (`polling.sequential_body`: the strip-mined loop alone)."""
     if not body:
         return []
     inner = indent + "    "
@@ -572,7 +573,8 @@ class KernelBody:
         segment with none is not run again (the triples keep 1 candidate in 10^4 of 83.5M:
         the writing pass took twice the counting pass, 13.4 against 6.9 ms). The count runs
         strip-mined only (`polled_segment`'s two loops cost the tour's cell 9 0.15 s more
-        compile time). Lines at indent 12, for `_chunk_elements`; none in another kernel."""
+        compile time; a sequential twin leaves the count out, `polling.sequential_body`).
+        Lines at indent 12, for `_chunk_elements`; none in another kernel."""
         if self.k.segment_offsets() is None:
             return []
         probe = self.element(per_element, " " * 20, segment="s", start="start")
