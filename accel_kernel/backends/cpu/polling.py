@@ -49,6 +49,10 @@ sequential loops (a segment's elements, a chunk's elements) with `polled_range`.
 `prange` loops are left alone: numba does not allow a `break` there, and each of their
 iterations reaches a polled loop or ends soon. The `cuda` target's device code does not
 poll (a launch cannot see host memory change); it stops between kernels.
+
+A kernel's sequential twin (`tiers.py`), which runs small launches, keeps one copy of each
+segment loop, the strip-mined one (`sequential_body`): a copy that pays only at scale costs
+compile time on every cell's first run.
 """
 from __future__ import annotations
 
