@@ -34,6 +34,7 @@ from .codegen_body import (DTYPES, KernelBody, element_type, op_reads, python_na
                            split_at_filter)
 from .codegen_hist import fill_stmt, hist_body, hist_host, histogram_stmt
 from .errors import ERR_LENGTH, ErrorTable
+from .polling import sequential_body
 from .python_code import NUMPY
 from .scalar_source import free_parameters, scalar_function
 from .tiers import LOOP_WEIGHT, PARALLEL, SEQUENTIAL
@@ -136,13 +137,16 @@ class _ModuleWriter:
         self.functions.append(self.scalar_decorator + "\n" + source)
         return name, result
 
-    def kernel_function(self, lines: list[str]) -> None:
+    def kernel_function(self, lines: list[str], lean_twin: bool = True) -> None:
         """A kernel function (`lines`: comments, the `PARALLEL` decorator, its `def` and body)
-        and its sequential twin `<name>_seq`, the same body under `SEQUENTIAL`."""
+        and its sequential twin `<name>_seq`, the same body under `SEQUENTIAL`, less the
+        copies of its loops that pay only at scale (`polling.sequential_body`) unless not
+        `lean_twin` (a hist kernel's twin runs its one-row launches at any scale)."""
         at = lines.index(PARALLEL)
         name = lines[at + 1].split("def ", 1)[1].split("(", 1)[0]
+        body = sequential_body(lines[at + 2:]) if lean_twin else lines[at + 2:]
         twin = [f"# {name} run sequentially (tiers.py)", SEQUENTIAL,
-                lines[at + 1].replace(f"def {name}(", f"def {name}_seq(", 1), *lines[at + 2:]]
+                lines[at + 1].replace(f"def {name}(", f"def {name}_seq(", 1), *body]
         self.functions += ["\n".join(lines), "\n".join(twin)]
 
     def kernel(self, stmt: F.Stmt) -> None:
@@ -254,7 +258,7 @@ class KernelWriter:
             lines, host = self.push()
         else:
             lines, host = self.loop_kernel(kind)
-        self.module.kernel_function(lines)
+        self.module.kernel_function(lines, lean_twin=kind != "hist")
         self.module.functions.append("\n".join(host))
         return KernelCode(self.stmt.id, self.name, kind,
                           tuple(v.name for v in self.inputs), self.stmt.targets,

@@ -59,7 +59,7 @@ SPARSE = 16               # a filter chunk keeping fewer than 1 element in this 
 KERNEL_NAMES = frozenset({"n", "chunks", "i", "s", "c", "lo", "hi", "acc", "kept", "pos",
                           "starts", "counts", "total", "carry", "run", "start", "end", "width",
                           "block", "block_stop", "block_end", "stop_asked",  # polling.py's
-                          "seg_end", "sparse", "found",
+                          "seg_end", "sparse", "found", "seek", "seek_end", "seek_mid",
                           "alloc", "front", "back", "out", "err", "numba", "prange", "njit",
                           "np", "len", "int", "max", "min", "range",
                           "cuda", "math", "device_math", "launch", "device",
@@ -159,7 +159,8 @@ def polled_segment(indent: str, var: str, start: str, end: str,
     long, the flag is read once and the loop is a plain one; else `_polled`'s (which, the
     flag set, ends at once). On 1M segments of about 10 values the strip-mined loop alone
     cost 7% over a hand-written sum (its `while` and `min` on every segment; the one read
-    costs nothing measurable); the body is written twice."""
+    costs nothing measurable); the body is written twice, except in a sequential twin
+    (`polling.sequential_body`: the strip-mined loop alone)."""
     if not body:
         return []
     inner = indent + "    "
@@ -169,6 +170,22 @@ def polled_segment(indent: str, var: str, start: str, end: str,
             *("    " + line for line in body),
             f"{indent}else:",
             *_polled(inner, var, start, "seg_end", ["    " + line for line in body])]
+
+
+def _first_at_least(target: str, offsets: str, value: str, least: str) -> list[str]:
+    """`target = np.searchsorted(offsets, value)` (the first index whose offset is at least
+    `value`; `least` is no greater than it) as a binary search written out: numba's
+    `searchsorted` is generic (its comparison handles NaN and complex numbers) and cost
+    0.2 to 0.35 s of compile the first time a process compiled a kernel calling it."""
+    return [f"        seek = {value}",
+            f"        {target} = {least}",
+            f"        seek_end = len({offsets})",
+            f"        while {target} < seek_end:",
+            f"            seek_mid = ({target} + seek_end) >> 1",
+            f"            if {offsets}[seek_mid] < seek:",
+            f"                {target} = seek_mid + 1",
+            "            else:",
+            "                seek_end = seek_mid"]
 
 
 def counted_division(op: Any, iotas: set[str], made: set[str]) -> tuple[str, F.Atom] | None:
@@ -443,8 +460,8 @@ class KernelBody:
         if offsets is None:
             return ["        lo = c * n // chunks", "        hi = (c + 1) * n // chunks"]
         offsets = python_name(offsets)
-        return [f"        lo = np.searchsorted({offsets}, {offsets}[n] * c // chunks)",
-                f"        hi = np.searchsorted({offsets}, {offsets}[n] * (c + 1) // chunks)"]
+        return [*_first_at_least("lo", offsets, f"{offsets}[n] * c // chunks", "0"),
+                *_first_at_least("hi", offsets, f"{offsets}[n] * (c + 1) // chunks", "lo")]
 
     def _chunk_elements(self, body: list[str], segment: list[str] = (),
                         skip: list[str] = ()) -> list[str]:
@@ -509,7 +526,7 @@ class KernelBody:
             count = [PARALLEL,
                      f"def {self.k.name}_count(n, chunks, "
                      f"{', '.join(self.param_names() + ['err'])}):",
-                     "    counts = np.zeros(chunks, np.int64)",
+                     "    counts = np.empty(chunks, np.int64)",     # every chunk writes its count
                      "    for c in prange(chunks):",
                      *self._chunk_bounds(),
                      "        kept = 0"]
@@ -577,7 +594,8 @@ class KernelBody:
         segment with none is not run again (the triples keep 1 candidate in 10^4 of 83.5M:
         the writing pass took twice the counting pass, 13.4 against 6.9 ms). The count runs
         strip-mined only (`polled_segment`'s two loops cost the tour's cell 9 0.15 s more
-        compile time). Lines at indent 12, for `_chunk_elements`; none in another kernel."""
+        compile time; a sequential twin leaves the count out, `polling.sequential_body`).
+        Lines at indent 12, for `_chunk_elements`; none in another kernel."""
         if self.k.segment_offsets() is None:
             return []
         probe = self.element(per_element, " " * 20, segment="s", start="start")

@@ -49,6 +49,10 @@ sequential loops (a segment's elements, a chunk's elements) with `polled_range`.
 `prange` loops are left alone: numba does not allow a `break` there, and each of their
 iterations reaches a polled loop or ends soon. The `cuda` target's device code does not
 poll (a launch cannot see host memory change); it stops between kernels.
+
+A kernel's sequential twin (`tiers.py`), which runs small launches, keeps one copy of each
+segment loop, the strip-mined one (`sequential_body`): a copy that pays only at scale costs
+compile time on every cell's first run.
 """
 from __future__ import annotations
 
@@ -263,3 +267,45 @@ def _counted_in_nest(depth: int, header: str, body: list[Line],
             (depth + 3, "break"),
             (depth + 2, f"{nest} = {POLL_EVERY}"),
             *poll_loops(body, fresh, nest)]
+
+
+_SHORT_SEGMENT = re.compile(rf"( *)if seg_end - .+ <= {POLL_EVERY} and not stop_asked\(err\):$")
+_SPARSE = re.compile(r"( *)(sparse = .+|if sparse:)$")
+
+
+def sequential_body(lines: list[str]) -> list[str]:
+    """A kernel's lines for its sequential twin (`tiers.py`): the copies that only pay at
+    scale left out. A segment's loop (`codegen_body.polled_segment`) is the strip-mined
+    loop alone, not also the plain loop for a short segment, and a segmented filter's
+    writing pass does not first count the kept elements of each segment of a sparse chunk
+    (`codegen_body.KernelBody._skip_empty_segments`). Both copies compute what the loops
+    they stand in for compute, so the twins still give the same values; the sequential
+    twin runs launches below `tiers.PARALLEL_FROM` elements, where the loops' speed is
+    microseconds and their compile (LLVM optimises each copy of a loop body) is most of a
+    cell's first run."""
+    out: list[str] = []
+    k = 0
+    while k < len(lines):
+        line = lines[k]
+        short, sparse = _SHORT_SEGMENT.match(line), _SPARSE.match(line)
+        if not (short or sparse):
+            out.append(line)
+            k += 1
+            continue
+        indent = (short or sparse).group(1)     # type: ignore[union-attr]
+        end = _block_end(lines, k, len(indent))
+        if short and end < len(lines) and lines[end] == f"{indent}else:":
+            rest = _block_end(lines, end, len(indent))
+            out += sequential_body([text[4:] for text in lines[end + 1:rest]])
+            end = rest
+        k = end
+    return out
+
+
+def _block_end(lines: list[str], k: int, indent: int) -> int:
+    """The index after the block of the statement at `lines[k]` (its lines indented deeper
+    than `indent`)."""
+    end = k + 1
+    while end < len(lines) and len(lines[end]) - len(lines[end].lstrip(" ")) > indent:
+        end += 1
+    return end
