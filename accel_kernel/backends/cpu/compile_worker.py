@@ -1,0 +1,170 @@
+"""The compile worker: a second Python process that compiles kernels' parallel variants into
+numba's disk cache, so that the process running the cells never runs numba's compiler for
+them (tiers.py says why: a compile in a thread of the cell's own process holds its GIL and
+fills its heap).
+
+    WORKER.compile(dispatcher, signature) -> bool
+
+asks the worker to compile `dispatcher` (a `@njit(..., cache=True)` function of a generated
+module: a compile unit under the kernel cache directory, units.py) for `signature` (numba
+types) and waits for its answer: True once the worker compiled it (numba's cache beside the
+module then has it: `dispatcher.compile(signature)` here loads the machine code, no LLVM
+pass runs), False when it could not (no worker, it failed or died: the caller compiles
+in-process, as before). One worker per process, started on the first request (about 0.5 s
+of CPU: `import numba`), its requests one at a time; it imports the module from its file
+under its own name (numba's cache is keyed by both) and keeps it. The worker ends when this
+process ends: its end of the pipe closes, the worker reads the end of its input and exits
+(after the compile under way, if any; `close()` at exit waits for that); it ignores
+Ctrl-C and Jupyter's interrupt (its own session), which are meant for the cells.
+
+The protocol is pickled `(module, path, function, signature)` requests and `(ok, message)`
+answers, each a 4-byte length then the pickle, over the worker's stdin and stdout; the worker
+writes nothing else there (its own stdout goes to stderr, which goes nowhere: numba's
+warnings of a failed compile reappear in the in-process compile that follows).
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import pickle
+import signal
+import struct
+import subprocess
+import sys
+import threading
+from typing import Any, BinaryIO
+
+_LENGTH = struct.Struct("!I")
+STOP_SECONDS = 10.0          # how long a process's exit waits for the compile under way
+
+
+class CompileWorker:
+    """This process's compile worker (`WORKER`): started on the first request; `failed`
+    once it could not start or died, after which every request answers False."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen | None = None
+        self.failed = False
+        self.compiled = 0            # requests it answered with a compile, for the tests
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    def compile(self, dispatcher: Any, signature: tuple) -> bool:
+        py_func = getattr(dispatcher, "py_func", None)
+        if py_func is None:                          # not a numba function: nothing to ask
+            return False
+        request = (py_func.__module__, py_func.__code__.co_filename, py_func.__name__,
+                   signature)
+        with self._lock:
+            if self.failed:
+                return False
+            try:
+                process = self._process or self._start()
+                _send(process.stdin, request)
+                ok, _message = _receive(process.stdout)
+            except Exception:        # noqa: BLE001 - no worker: the caller compiles
+                self._fail()
+                return False
+            self.compiled += ok
+            return bool(ok)
+
+    def close(self) -> None:
+        """End the worker (at this process's exit): its input closed, the compile under way
+        finished, killed after `STOP_SECONDS`."""
+        with self._lock:
+            process, self._process = self._process, None
+        if process is None:
+            return
+        try:
+            process.stdin.close()
+            process.wait(STOP_SECONDS)
+        except Exception:            # noqa: BLE001 - a hung worker is killed
+            process.kill()
+            process.wait()
+        finally:
+            process.stdout.close()
+
+    def _start(self) -> subprocess.Popen:
+        if not sys.executable:
+            raise RuntimeError("no Python to start the worker with")
+        # this process's import path (the generated modules import accel_kernel), and its
+        # environment (numba's settings), which a child inherits
+        start = (f"import sys; sys.path[:0] = {sys.path!r}; "
+                 "from accel_kernel.backends.cpu.compile_worker import serve; serve()")
+        self._process = subprocess.Popen(
+            [sys.executable, "-c", start], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, start_new_session=True)
+        return self._process
+
+    def _fail(self) -> None:
+        self.failed = True
+        process, self._process = self._process, None
+        if process is not None:
+            process.kill()
+            process.wait()
+            process.stdin.close()
+            process.stdout.close()
+
+
+def _send(stream: BinaryIO, message: Any) -> None:
+    data = pickle.dumps(message)
+    stream.write(_LENGTH.pack(len(data)) + data)
+    stream.flush()
+
+
+def _receive(stream: BinaryIO) -> Any:
+    head = stream.read(_LENGTH.size)
+    if len(head) < _LENGTH.size:
+        raise EOFError("the compile worker ended")
+    (length,) = _LENGTH.unpack(head)
+    data = stream.read(length)
+    if len(data) < length:
+        raise EOFError("the compile worker ended")
+    return pickle.loads(data)
+
+
+def serve() -> None:
+    """The worker's loop: answers requests until its input ends."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    requests = os.fdopen(os.dup(0), "rb")
+    answers = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)                               # a print in the worker is not an answer
+    import warnings
+    warnings.simplefilter("ignore")
+    modules: dict[str, Any] = {}
+    while True:
+        try:
+            request = _receive(requests)
+        except EOFError:
+            return
+        try:
+            module, path, name, signature = request
+            if module not in modules:
+                modules[module] = _import(module, path)
+            getattr(modules[module], name).compile(signature)
+            answer = (True, "")
+        except Exception as error:              # noqa: BLE001 - told, the caller compiles
+            answer = (False, f"{type(error).__name__}: {error}")
+        _send(answers, answer)
+
+
+def _import(name: str, path: str) -> Any:
+    import importlib.util
+    if name in sys.modules:
+        return sys.modules[name]
+    directory = os.path.dirname(path)
+    if directory not in sys.path:               # a main module imports its units by name
+        sys.path.append(directory)
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+WORKER = CompileWorker()
+atexit.register(WORKER.close)
