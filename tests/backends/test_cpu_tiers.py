@@ -218,6 +218,20 @@ def test_a_parallel_variant_compiles_in_the_worker_process_not_here(tmp_path):
     assert [e.variant for e in log if e.kind == "launch"] == ["parallel"]
 
 
+def test_the_worker_ignores_an_interrupt_meant_for_the_cells(tmp_path):
+    """Ctrl-C and Jupyter's interrupt reach the process group, the worker too: it goes on."""
+    import signal
+    before = len(tiers.shared("tiered").compiled_by)
+    _large_launch(tmp_path, "f_first", 13)
+    tiers.shared("tiered").wait()
+    pid = compile_worker.WORKER.pid
+    os.kill(pid, signal.SIGINT)
+    _large_launch(tmp_path, "f_second", 14)
+    tiers.shared("tiered").wait()
+    assert list(_parallel_variants(before).values()) == ["worker", "worker"]
+    assert compile_worker.WORKER.pid == pid
+
+
 def test_a_failed_worker_falls_back_to_compiling_in_process(tmp_path, monkeypatch):
     broken = _broken_worker()
     monkeypatch.setattr(compile_worker, "WORKER", broken)

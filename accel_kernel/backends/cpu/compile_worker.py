@@ -1,7 +1,6 @@
 """The compile worker: a second Python process that compiles kernels' parallel variants into
 numba's disk cache, so that the process running the cells never runs numba's compiler for
-them (tiers.py says why: a compile in a thread of the cell's own process holds its GIL and
-fills its heap).
+them (tiers.py says why: a compile in a thread of the cells' own process holds its GIL).
 
     WORKER.compile(dispatcher, signature) -> bool
 
@@ -10,12 +9,15 @@ module: a compile unit under the kernel cache directory, units.py) for `signatur
 types) and waits for its answer: True once the worker compiled it (numba's cache beside the
 module then has it: `dispatcher.compile(signature)` here loads the machine code, no LLVM
 pass runs), False when it could not (no worker, it failed or died: the caller compiles
-in-process, as before). One worker per process, started on the first request (about 0.5 s
-of CPU: `import numba`), its requests one at a time; it imports the module from its file
+in-process, as before). One worker per process, started on the first request (0.3 s of
+CPU: `import numba`), its requests one at a time; it imports the module from its file
 under its own name (numba's cache is keyed by both) and keeps it. The worker ends when this
 process ends: its end of the pipe closes, the worker reads the end of its input and exits
-(after the compile under way, if any; `close()` at exit waits for that); it ignores
-Ctrl-C and Jupyter's interrupt (its own session), which are meant for the cells.
+(after the compile under way, if any; `close()` at exit waits for that). It stays in
+this process's process group (a signal that ends the group ends it too) but ignores
+Ctrl-C and Jupyter's interrupt (SIGINT to the group), which are meant for the cells, and
+runs `NICE` steps below this process's priority: where the two want one core, the cells
+get it (no session of its own either: Linux's autogroups would make it an equal).
 
 The protocol is pickled `(module, path, function, signature)` requests and `(ok, message)`
 answers, each a 4-byte length then the pickle, over the worker's stdin and stdout; the worker
@@ -36,6 +38,7 @@ from typing import Any, BinaryIO
 
 _LENGTH = struct.Struct("!I")
 STOP_SECONDS = 10.0          # how long a process's exit waits for the compile under way
+NICE = 10                    # the worker's priority below the cells' process (os.nice)
 
 
 class CompileWorker:
@@ -93,10 +96,10 @@ class CompileWorker:
         # this process's import path (the generated modules import accel_kernel), and its
         # environment (numba's settings), which a child inherits
         start = (f"import sys; sys.path[:0] = {sys.path!r}; "
-                 "from accel_kernel.backends.cpu.compile_worker import serve; serve()")
+                 f"from accel_kernel.backends.cpu.compile_worker import serve; serve({NICE})")
         self._process = subprocess.Popen(
             [sys.executable, "-c", start], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL, start_new_session=True)
+            stderr=subprocess.DEVNULL)
         return self._process
 
     def _fail(self) -> None:
@@ -126,9 +129,11 @@ def _receive(stream: BinaryIO) -> Any:
     return pickle.loads(data)
 
 
-def serve() -> None:
+def serve(nice: int = NICE) -> None:
     """The worker's loop: answers requests until its input ends."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if nice:
+        os.nice(nice)
     requests = os.fdopen(os.dup(0), "rb")
     answers = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)                               # a print in the worker is not an answer

@@ -21,10 +21,11 @@ The compile runs in the compile worker (`compile_worker.py`), a second Python pr
 compiles it into numba's disk cache; this process then loads it from there (the machine
 code: 4 to 40 ms, no LLVM pass). Not in a thread here, as before: numba's compiler is
 Python code and held this process's GIL for most of the compile's second or two, so a cell
-re-run meanwhile (04-fusion's `both [1, 2, 3] [4, 5]`, 4.2 ms alone) took twice as long at
-the median, its thread waiting for the GIL, or handed it, for a core; it never waited for
-numba's compile lock (no launch of a compiled variant takes it). The worker competes for
-a core, not for the GIL. Where the
+re-run meanwhile (04-fusion's `both [1, 2, 3] [4, 5]`, 4.2 ms alone) took 9 to 13 ms at
+the median, about 3 ms of it waiting for the GIL (docs/stages.md, "Tiered kernels"); it
+never waited for numba's compile lock (no launch of a compiled variant takes it), and the
+cells' own compiles waited for a parallel variant's whole compile. The worker competes for
+a core, not for the GIL, and only the load takes the compile lock. Where the
 worker cannot (it failed to start, died, or numba failed there) the thread compiles
 in-process as before: it first waits until the process has compiled nothing else for
 `QUIET_SECONDS` (numba compiles one function at a time, a process-wide lock: a cell's own
