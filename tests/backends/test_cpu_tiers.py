@@ -270,3 +270,26 @@ def test_a_process_exits_while_its_worker_compiles_and_the_worker_ends_with_it(t
     assert how == "worker"
     with pytest.raises(ProcessLookupError):
         os.kill(int(pid), 0)
+
+
+def test_a_forked_child_starts_its_own_worker(tmp_path):
+    """A child made by `fork` does not talk to its parent's worker (their requests would
+    mix in one pipe) and holds none of its pipes (the worker ends with the parent)."""
+    _large_launch(tmp_path, "f_parent", 15)
+    tiers.shared("tiered").wait()
+    parent_worker = compile_worker.WORKER.pid
+    assert parent_worker is not None
+    process = compile_worker.WORKER._process               # noqa: SLF001 - its pipes
+    pipes = [process.stdin.fileno(), process.stdout.fileno()]
+    child = os.fork()
+    if child == 0:                                      # the child: its exit code says
+        def closed(fd: int) -> bool:
+            try:
+                os.fstat(fd)
+            except OSError:
+                return True
+            return False
+        os._exit(0 if compile_worker.WORKER.pid is None and all(map(closed, pipes)) else 1)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert compile_worker.WORKER.pid == parent_worker

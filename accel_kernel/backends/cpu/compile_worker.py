@@ -17,7 +17,8 @@ process ends: its end of the pipe closes, the worker reads the end of its input 
 this process's process group (a signal that ends the group ends it too) but ignores
 Ctrl-C and Jupyter's interrupt (SIGINT to the group), which are meant for the cells, and
 runs `NICE` steps below this process's priority: where the two want one core, the cells
-get it (no session of its own either: Linux's autogroups would make it an equal).
+get it (no session of its own either: Linux's autogroups would make it an equal). A child
+made by `fork` forgets its parent's worker and starts its own.
 
 The protocol is pickled `(module, path, function, signature)` requests and `(ok, message)`
 answers, each a 4-byte length then the pickle, over the worker's stdin and stdout; the worker
@@ -49,30 +50,44 @@ class CompileWorker:
         self._lock = threading.Lock()
         self._process: subprocess.Popen | None = None
         self.failed = False
-        self.compiled = 0            # requests it answered with a compile, for the tests
 
     @property
     def pid(self) -> int | None:
         return self._process.pid if self._process is not None else None
 
     def compile(self, dispatcher: Any, signature: tuple) -> bool:
-        py_func = getattr(dispatcher, "py_func", None)
-        if py_func is None:                          # not a numba function: nothing to ask
+        try:                         # a request it cannot make is no fault of the worker's
+            py_func = dispatcher.py_func
+            request = pickle.dumps((py_func.__module__, py_func.__code__.co_filename,
+                                    py_func.__name__, signature))
+        except Exception:            # noqa: BLE001 - the caller compiles
             return False
-        request = (py_func.__module__, py_func.__code__.co_filename, py_func.__name__,
-                   signature)
         with self._lock:
             if self.failed:
                 return False
             try:
                 process = self._process or self._start()
                 _send(process.stdin, request)
-                ok, _message = _receive(process.stdout)
+                ok, _message = pickle.loads(_receive(process.stdout))
             except Exception:        # noqa: BLE001 - no worker: the caller compiles
                 self._fail()
                 return False
-            self.compiled += ok
             return bool(ok)
+
+    def forget(self) -> None:
+        """In a child made by `fork`: the parent's worker is the parent's (the child's
+        copies of its pipes are closed: the worker must see its input end with the
+        parent); this process starts its own when it needs one."""
+        process, self._process = self._process, None
+        self._lock = threading.Lock()
+        self.failed = False
+        if process is not None:
+            process.returncode = 0               # not this process's child to wait for
+            for pipe in (process.stdin, process.stdout):
+                try:
+                    os.close(pipe.fileno())
+                except OSError:
+                    pass
 
     def close(self) -> None:
         """End the worker (at this process's exit): its input closed, the compile under way
@@ -112,13 +127,12 @@ class CompileWorker:
             process.stdout.close()
 
 
-def _send(stream: BinaryIO, message: Any) -> None:
-    data = pickle.dumps(message)
+def _send(stream: BinaryIO, data: bytes) -> None:
     stream.write(_LENGTH.pack(len(data)) + data)
     stream.flush()
 
 
-def _receive(stream: BinaryIO) -> Any:
+def _receive(stream: BinaryIO) -> bytes:
     head = stream.read(_LENGTH.size)
     if len(head) < _LENGTH.size:
         raise EOFError("the compile worker ended")
@@ -126,7 +140,7 @@ def _receive(stream: BinaryIO) -> Any:
     data = stream.read(length)
     if len(data) < length:
         raise EOFError("the compile worker ended")
-    return pickle.loads(data)
+    return data
 
 
 def serve(nice: int = NICE) -> None:
@@ -146,14 +160,14 @@ def serve(nice: int = NICE) -> None:
         except EOFError:
             return
         try:
-            module, path, name, signature = request
+            module, path, name, signature = pickle.loads(request)
             if module not in modules:
                 modules[module] = _import(module, path)
             getattr(modules[module], name).compile(signature)
             answer = (True, "")
         except Exception as error:              # noqa: BLE001 - told, the caller compiles
             answer = (False, f"{type(error).__name__}: {error}")
-        _send(answers, answer)
+        _send(answers, pickle.dumps(answer))
 
 
 def _import(name: str, path: str) -> Any:
@@ -173,3 +187,4 @@ def _import(name: str, path: str) -> Any:
 
 WORKER = CompileWorker()
 atexit.register(WORKER.close)
+os.register_at_fork(after_in_child=WORKER.forget)
