@@ -132,7 +132,6 @@ def test_a_background_compile_in_process_shortens_the_switch_interval_while_it_r
     """numba's compiler holds the GIL: while it compiles in a background thread (no compile
     worker) a cell's host code waits at most `SWITCH_SECONDS` for it, not Python's 5 ms;
     the interval is restored after, and after a compile that fails."""
-    import sys
     monkeypatch.setattr(tiers, "QUIET_SECONDS", 0.0)
     monkeypatch.setattr(compile_worker, "WORKER", _broken_worker())
     before = sys.getswitchinterval()

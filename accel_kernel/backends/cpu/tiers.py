@@ -21,11 +21,12 @@ The compile runs in the compile worker (`compile_worker.py`), a second Python pr
 compiles it into numba's disk cache; this process then loads it from there (the machine
 code: 4 to 40 ms, no LLVM pass). Not in a thread here, as before: numba's compiler is
 Python code and held this process's GIL for most of the compile's second or two, so a cell
-re-run meanwhile (04-fusion's `both [1, 2, 3] [4, 5]`, 4.2 ms alone) took 9 to 13 ms at
-the median, about 3 ms of it waiting for the GIL (docs/stages.md, "Tiered kernels"); it
-never waited for numba's compile lock (no launch of a compiled variant takes it), and the
-cells' own compiles waited for a parallel variant's whole compile. The worker competes for
-a core, not for the GIL, and only the load takes the compile lock. Where the
+re-run meanwhile (04-fusion's `both [1, 2, 3] [4, 5]`, 4.2 ms alone) took 5.3 ms at the
+median and 10 ms at p90 on a quiet machine, 1.4 ms of it waiting for the GIL (with the
+worker 4.2 and 4.7 ms; docs/stages.md, "Tiered kernels"); it never waited for numba's
+compile lock (no launch of a compiled variant takes it), but the cells' own compiles
+waited for a parallel variant's whole compile. The worker competes for a core, not for the
+GIL, and only the load takes the compile lock. Where the
 worker cannot (it failed to start, died, or numba failed there) the thread compiles
 in-process as before: it first waits until the process has compiled nothing else for
 `QUIET_SECONDS` (numba compiles one function at a time, a process-wide lock: a cell's own
@@ -51,6 +52,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...targets import KERNEL_MODES as MODES
+from . import compile_worker
 
 PARALLEL = "@njit(parallel=True, cache=True)"          # a kernel's parallel variant
 SEQUENTIAL = "@njit(cache=True, nogil=True)"           # and its sequential twin
@@ -72,7 +74,8 @@ class Tiers:
         self.parallel_from = parallel_from
         self._lock = threading.Lock()
         self._compiling: dict[tuple[int, tuple], threading.Thread] = {}
-        self.compiled_by: dict[tuple[int, tuple], str] = {}   # `worker` or `in-process`
+        # how each parallel variant came: `worker`, `in-process` or `failed` (`_compile`)
+        self.compiled_by: dict[tuple[int, tuple], str] = {}
 
     def launcher(self) -> "Launcher":
         """A launch function for one host function call, recording which variants ran."""
@@ -142,7 +145,7 @@ class _Foreground:
             if self._installed:
                 return
             self._installed = True
-            self.last = time.monotonic()    # the compiles before it were not seen: as if one ended now
+            self.last = time.monotonic()    # the compiles before were not seen: one ends now
         from numba.core import event
 
         foreground = self
@@ -213,9 +216,8 @@ def _compile(parallel: Any, signature: tuple) -> str:
     numba's disk cache (`worker`); where that fails, here (`in-process`: once the process
     has been quiet for `QUIET_SECONDS`, with short switch intervals); `failed` where numba
     cannot (the sequential variant goes on; a call of the parallel one would raise)."""
-    from .compile_worker import WORKER
     try:
-        if WORKER.compile(parallel, signature):
+        if compile_worker.WORKER.compile(parallel, signature):
             before = _BACKGROUND.compiles
             parallel.compile(signature)
             if _BACKGROUND.compiles == before:       # a load: no numba compile here
