@@ -146,7 +146,7 @@ def _receive(stream: BinaryIO) -> bytes:
 def serve(nice: int = NICE) -> None:
     """The worker's loop: answers requests until its input ends."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if nice:
+    if nice and hasattr(os, "nice"):
         os.nice(nice)
     requests = os.fdopen(os.dup(0), "rb")
     answers = os.fdopen(os.dup(1), "wb")
@@ -187,4 +187,5 @@ def _import(name: str, path: str) -> Any:
 
 WORKER = CompileWorker()
 atexit.register(WORKER.close)
-os.register_at_fork(after_in_child=WORKER.forget)
+if hasattr(os, "register_at_fork"):            # POSIX
+    os.register_at_fork(after_in_child=WORKER.forget)
