@@ -5,12 +5,16 @@ kind run with every launch sequential, with every launch parallel, and tiered ac
 threshold, on inputs long enough to be cut into several chunks, and must agree exactly."""
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
 
-from accel_kernel.backends.cpu import tiers
+from accel_kernel.backends.cpu import compile_worker, tiers
 from accel_kernel.backends.cpu.codegen import generate
 from accel_kernel.kernel.loading import bind_python
 from accel_kernel.kernel.magics import MagicContext, parse_magic, run_magic
@@ -123,12 +127,13 @@ def test_the_environment_chooses_the_variants():
         CompileOptions.from_environment({"ACCEL_KERNELS": "fast"})
 
 
-def test_a_background_compile_shortens_the_switch_interval_while_it_runs(monkeypatch):
-    """numba's compiler holds the GIL: while it compiles in the background a cell's host
-    code waits at most `SWITCH_SECONDS` for it, not Python's 5 ms; the interval is restored
-    after, and after a compile that fails."""
-    import sys
+def test_a_background_compile_in_process_shortens_the_switch_interval_while_it_runs(
+        monkeypatch):
+    """numba's compiler holds the GIL: while it compiles in a background thread (no compile
+    worker) a cell's host code waits at most `SWITCH_SECONDS` for it, not Python's 5 ms;
+    the interval is restored after, and after a compile that fails."""
     monkeypatch.setattr(tiers, "QUIET_SECONDS", 0.0)
+    monkeypatch.setattr(compile_worker, "WORKER", _broken_worker())
     before = sys.getswitchinterval()
     seen = []
 
@@ -141,7 +146,149 @@ def test_a_background_compile_shortens_the_switch_interval_while_it_runs(monkeyp
             if self.fails:
                 raise RuntimeError("numba could not")
 
-    tiers._compile(Parallel(False), ())                 # noqa: SLF001 - the thread's target
-    tiers._compile(Parallel(True), ())                  # noqa: SLF001
+    assert tiers._compile(Parallel(False), ()) == "in-process"   # noqa: SLF001 - the thread's
+    assert tiers._compile(Parallel(True), ()) == "failed"        # noqa: SLF001
     assert seen == [min(before, tiers.SWITCH_SECONDS)] * 2
     assert sys.getswitchinterval() == before
+
+
+def _broken_worker() -> compile_worker.CompileWorker:
+    """A compile worker whose process ends at once, as one that crashed."""
+    class Broken(compile_worker.CompileWorker):
+        def _start(self):
+            self._process = subprocess.Popen([sys.executable, "-c", "pass"],
+                                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            return self._process
+    return Broken()
+
+
+def _large_launch(tmp_path, name: str, step: int):
+    """A session whose `name n` launches one kernel (its own: `step` differs, as the
+    process imports a kernel's compile unit once), and that launch's value, its parallel
+    variant compiling in the background."""
+    s = Session(target="cpu", options=CompileOptions(tmp_path))
+    s.execute(f"def {name} (n: i64) : i64 = reduce (+) 0 (map (\\x -> x * 3 + {step}) (iota n))")
+    with s.events.recording() as log:
+        value = s.execute(f"{name} {N}").text
+    assert [e.variant for e in log if e.kind == "launch"] == ["sequential"]
+    return s, value
+
+
+def _numba_compiles():
+    """The numba functions this process compiles from now on (`numba:compile` events, which
+    a load from numba's disk cache does not fire)."""
+    from numba.core import event
+    compiled = []
+
+    class Listener(event.Listener):
+        def on_start(self, e):
+            compiled.append(e.data["dispatcher"])
+
+        def on_end(self, e):
+            pass
+    listener = Listener()
+    event.register("numba:compile", listener)
+    return compiled, listener
+
+
+def _parallel_variants(since: int) -> dict:
+    """How the parallel variants whose compiles started after the first `since` were had."""
+    return dict(list(tiers.shared("tiered").compiled_by.items())[since:])
+
+
+def test_a_parallel_variant_compiles_in_the_worker_process_not_here(tmp_path):
+    """The background compile runs in the compile worker (another process): this process
+    only loads the machine code from numba's disk cache, so it never runs numba's compiler
+    (which would hold its GIL and take numba's compile lock) for a parallel variant, and
+    `wait()` returns once the variant is loaded."""
+    from numba.core import event
+    before = len(tiers.shared("tiered").compiled_by)
+    compiled, listener = _numba_compiles()
+    try:
+        s, value = _large_launch(tmp_path, "f_worker", 11)
+        tiers.shared("tiered").wait()
+    finally:
+        event.unregister("numba:compile", listener)
+    assert list(_parallel_variants(before).values()) == ["worker"]
+    assert compile_worker.WORKER.pid not in (None, os.getpid())
+    assert not any(getattr(d, "targetoptions", {}).get("parallel") for d in compiled), compiled
+    with s.events.recording() as log:                   # loaded by `wait()`: no compile
+        assert s.execute(f"f_worker {N}").text == value
+    assert [e.variant for e in log if e.kind == "launch"] == ["parallel"]
+
+
+def test_the_worker_ignores_an_interrupt_meant_for_the_cells(tmp_path):
+    """Ctrl-C and Jupyter's interrupt reach the process group, the worker too: it goes on."""
+    import signal
+    before = len(tiers.shared("tiered").compiled_by)
+    _large_launch(tmp_path, "f_first", 13)
+    tiers.shared("tiered").wait()
+    pid = compile_worker.WORKER.pid
+    os.kill(pid, signal.SIGINT)
+    _large_launch(tmp_path, "f_second", 14)
+    tiers.shared("tiered").wait()
+    assert list(_parallel_variants(before).values()) == ["worker", "worker"]
+    assert compile_worker.WORKER.pid == pid
+
+
+def test_a_failed_worker_falls_back_to_compiling_in_process(tmp_path, monkeypatch):
+    broken = _broken_worker()
+    monkeypatch.setattr(compile_worker, "WORKER", broken)
+    before = len(tiers.shared("tiered").compiled_by)
+    s, value = _large_launch(tmp_path, "f_fallback", 12)
+    tiers.shared("tiered").wait()
+    assert broken.failed and broken.pid is None
+    assert list(_parallel_variants(before).values()) == ["in-process"]
+    with s.events.recording() as log:
+        assert s.execute(f"f_fallback {N}").text == value
+    assert [e.variant for e in log if e.kind == "launch"] == ["parallel"]
+
+
+def test_a_process_exits_while_its_worker_compiles_and_the_worker_ends_with_it(tmp_path):
+    """A process that ends right after starting a background compile waits for it (the
+    next process finds the variant in numba's cache) and ends its worker."""
+    program = textwrap.dedent(f"""
+        import atexit, sys, time
+        from pathlib import Path
+        from accel_kernel.backends.cpu import compile_worker, tiers
+        from accel_kernel.session import Session
+        from accel_kernel.targets import CompileOptions
+        s = Session(target="cpu", options=CompileOptions(Path(sys.argv[1])))
+        s.execute("reduce (+) 0 (map (\\\\x -> x * 7) (iota {N}))")
+        while compile_worker.WORKER.pid is None:
+            time.sleep(0.01)
+        print(compile_worker.WORKER.pid, flush=True)
+        # after the background threads, before the worker is closed
+        atexit.register(lambda: print(*tiers.shared("tiered").compiled_by.values()))
+    """)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run([sys.executable, "-c", program, str(tmp_path)], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    pid, how = done.stdout.split()
+    assert how == "worker"
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pid), 0)
+
+
+def test_a_forked_child_starts_its_own_worker(tmp_path):
+    """A child made by `fork` does not talk to its parent's worker (their requests would
+    mix in one pipe) and holds none of its pipes (the worker ends with the parent)."""
+    _large_launch(tmp_path, "f_parent", 15)
+    tiers.shared("tiered").wait()
+    parent_worker = compile_worker.WORKER.pid
+    assert parent_worker is not None
+    process = compile_worker.WORKER._process               # noqa: SLF001 - its pipes
+    pipes = [process.stdin.fileno(), process.stdout.fileno()]
+    child = os.fork()
+    if child == 0:                                      # the child: its exit code says
+        def closed(fd: int) -> bool:
+            try:
+                os.fstat(fd)
+            except OSError:
+                return True
+            return False
+        os._exit(0 if compile_worker.WORKER.pid is None and all(map(closed, pipes)) else 1)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert compile_worker.WORKER.pid == parent_worker

@@ -14,16 +14,27 @@ functions as `launch(parallel, sequential, work, *args)`) runs:
   kernel;
 - the parallel one when the work is larger and the parallel variant is compiled for these
   argument types; while it is not, the sequential one, and the first such launch starts
-  compiling the parallel variant in a background thread (numba loads it from its disk
-  cache when an earlier process compiled it). numba compiles one function at a time (a
-  process-wide lock), so that thread first waits until the process has compiled nothing
-  else for `QUIET_SECONDS`: a cell's own compiles (its other kernels' sequential variants)
-  never wait for a parallel one. The sequential variant releases the GIL (`nogil`), so the
-  compile goes on while it runs. numba's compiler is Python code and holds the GIL: while
-  one compiles in the background the process's switch interval is `SWITCH_SECONDS`
-  (0.5 ms, not Python's 5 ms), so a cell running meanwhile waits at most that long each
-  time it needs the GIL back (the tour's cell 8, re-run during its kernels' background
-  compile: 75 ms of host time against 6 ms).
+  the parallel variant's compile in the background (a thread, one per kernel and argument
+  types, that waits for it).
+
+The compile runs in the compile worker (`compile_worker.py`), a second Python process that
+compiles it into numba's disk cache; this process then loads it from there (the machine
+code: 4 to 40 ms, no LLVM pass). Not in a thread here, as before: numba's compiler is
+Python code and held this process's GIL for most of the compile's second or two, so a cell
+re-run meanwhile (04-fusion's `both [1, 2, 3] [4, 5]`, 4.2 ms alone) took 5.3 ms at the
+median and 10 ms at p90 on a quiet machine, 1.4 ms of it waiting for the GIL (with the
+worker 4.2 and 4.7 ms; docs/stages.md, "Tiered kernels"); it never waited for numba's
+compile lock (no launch of a compiled variant takes it), but the cells' own compiles
+waited for a parallel variant's whole compile. The worker competes for a core, not for the
+GIL, and only the load takes the compile lock. Where the
+worker cannot (it failed to start, died, or numba failed there) the thread compiles
+in-process as before: it first waits until the process has compiled nothing else for
+`QUIET_SECONDS` (numba compiles one function at a time, a process-wide lock: a cell's own
+compiles never wait for a parallel one), and the process's switch interval is
+`SWITCH_SECONDS` meanwhile (0.5 ms, not Python's 5 ms), so a cell running then waits at
+most that long each time it needs the GIL back. `Tiers.compiled_by` says which way each
+variant came. The threads are not daemons (the cell's thread is), so a process's exit
+waits for its compiles and the next process finds them in the cache.
 
 The work of a launch is its elements (segments' elements, rows × width); a kernel with a
 loop inside (a `loop`, a `while`, SEQ-INNER's loop over an array) counts `LOOP_WEIGHT` per
@@ -41,6 +52,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...targets import KERNEL_MODES as MODES
+from . import compile_worker
 
 PARALLEL = "@njit(parallel=True, cache=True)"          # a kernel's parallel variant
 SEQUENTIAL = "@njit(cache=True, nogil=True)"           # and its sequential twin
@@ -62,6 +74,8 @@ class Tiers:
         self.parallel_from = parallel_from
         self._lock = threading.Lock()
         self._compiling: dict[tuple[int, tuple], threading.Thread] = {}
+        # how each parallel variant came: `worker`, `in-process` or `failed` (`_compile`)
+        self.compiled_by: dict[tuple[int, tuple], str] = {}
 
     def launcher(self) -> "Launcher":
         """A launch function for one host function call, recording which variants ran."""
@@ -85,11 +99,15 @@ class Tiers:
         with self._lock:
             if key not in self._compiling:
                 _FOREGROUND.install()
-                thread = threading.Thread(target=_compile, args=(parallel, signature),
-                                          name=THREAD_NAME)
+                # not a daemon (as the cell's thread is): the process's exit waits for it
+                thread = threading.Thread(target=self._compile, args=(key, parallel, signature),
+                                          name=THREAD_NAME, daemon=False)
                 self._compiling[key] = thread
                 thread.start()
         return False
+
+    def _compile(self, key: tuple[int, tuple], parallel: Any, signature: tuple) -> None:
+        self.compiled_by[key] = _compile(parallel, signature)
 
     def wait(self) -> None:
         """Wait for the background compiles started so far (tests; a process's exit waits
@@ -127,6 +145,7 @@ class _Foreground:
             if self._installed:
                 return
             self._installed = True
+            self.last = time.monotonic()    # the compiles before were not seen: one ends now
         from numba.core import event
 
         foreground = self
@@ -141,6 +160,7 @@ class _Foreground:
 
     def _change(self, step: int) -> None:
         if threading.current_thread().name == THREAD_NAME:
+            _BACKGROUND.compiles += step > 0
             return
         with self._lock:
             self.compiling += step
@@ -156,6 +176,13 @@ class _Foreground:
 
 
 _FOREGROUND = _Foreground()
+
+
+class _ThreadCompiles(threading.local):
+    compiles = 0                     # numba compiles this (background) thread started
+
+
+_BACKGROUND = _ThreadCompiles()
 
 
 class _ShortSwitches:
@@ -184,13 +211,24 @@ class _ShortSwitches:
 _SHORT_SWITCHES = _ShortSwitches()
 
 
-def _compile(parallel: Any, signature: tuple) -> None:
-    _FOREGROUND.wait_until_quiet(QUIET_SECONDS)
+def _compile(parallel: Any, signature: tuple) -> str:
+    """Compile the parallel variant for `signature`: in the compile worker, then loaded from
+    numba's disk cache (`worker`); where that fails, here (`in-process`: once the process
+    has been quiet for `QUIET_SECONDS`, with short switch intervals); `failed` where numba
+    cannot (the sequential variant goes on; a call of the parallel one would raise)."""
     try:
+        if compile_worker.WORKER.compile(parallel, signature):
+            before = _BACKGROUND.compiles
+            parallel.compile(signature)
+            if _BACKGROUND.compiles == before:       # a load: no numba compile here
+                return "worker"
+            return "in-process"                      # not in the cache after all
+        _FOREGROUND.wait_until_quiet(QUIET_SECONDS)
         with _SHORT_SWITCHES:
             parallel.compile(signature)
+        return "in-process"
     except Exception:   # noqa: BLE001 - the sequential variant goes on; a call would raise
-        pass
+        return "failed"
 
 
 @dataclass
