@@ -171,12 +171,18 @@ def serve(nice: int = NICE) -> None:
 
 
 def _import(name: str, path: str) -> Any:
-    import importlib.util
     if name in sys.modules:
         return sys.modules[name]
     directory = os.path.dirname(path)
     if directory not in sys.path:               # a main module imports its units by name
         sys.path.append(directory)
+    return exec_file(name, path)
+
+
+def exec_file(name: str, path: Any) -> Any:
+    """The module `name` executed from the file `path` (a generated module: the driver's
+    and this worker's one way to load one)."""
+    import importlib.util
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

@@ -16,7 +16,6 @@ nothing here reads the environment.
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 import time
@@ -39,6 +38,7 @@ from ..numpy.costs import Counters, count, lib_cost
 from ..numpy.executor import Executor, FlatCellValues, call, execute
 from . import library, tiers
 from .codegen import KernelCode, Module, generate, scalar_functions
+from .compile_worker import exec_file
 from .errors import CANCEL_SLOT, ERR_LENGTH
 from .units import split
 
@@ -71,12 +71,7 @@ def _import(name: str, path: Path, source: str) -> ModuleType:
     """The module `name` executed from `path` (written first unless it holds `source`)."""
     if not path.exists() or path.read_text() != source:
         _write_once(path, source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return exec_file(name, path)
 
 
 def _write_once(path: Path, source: str) -> None:
