@@ -50,7 +50,10 @@ class CellMemo:
             return False
         for name, ref in self.reads:
             entry = globals_.get(name)
-            if (entry is not None if ref is None else entry is None or ref() is not entry):
+            if ref is None:                  # not bound then: must not be bound now
+                if entry is not None:
+                    return False
+            elif entry is None or ref() is not entry:
                 return False
         return True
 
