@@ -5,6 +5,7 @@ first-order scalar IR (`ir/scalar_lower.py`), into the Python source of one numb
 `scalar_arith`, the writing of statements and names in `python_code`); `errors` is the table
 of error sites that generated code reports through its `err` array, whose cancel slot the
 compiled loops poll (`polling`: the rewrites; `stop_flag`: the atomic read, imported by the
-generated modules). numba is imported only by the modules that compile, so importing this
+generated modules, as is `unchecked`: the kernels' reads at indices in bounds by
+construction). numba is imported only by the modules that compile, so importing this
 package stays light.
 """

@@ -65,7 +65,7 @@ KERNEL_NAMES = frozenset({"n", "chunks", "i", "s", "c", "lo", "hi", "acc", "kept
                           "cuda", "math", "device_math", "launch", "device",
                           "segmented",     # the cuda target's
                           "part", "buckets", "at_hist", "hist_rows", "hist_partials", "hist_merge",
-                          "CHUNKS_PER_THREAD", "trunc_div", "trunc_rem"})
+                          "CHUNKS_PER_THREAD", "trunc_div", "trunc_rem", "load"})
 
 
 # the prefixes of the names the code generators make from an accel name's Python name `x`:
@@ -278,7 +278,13 @@ class KernelBody:
             parts = [self.leaf_value(name, p, (*path, k), index) for k, p in enumerate(rep.parts)]
             return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
         param = self.k.leaf_name.get((name, path), python_name(name))
-        return f"{param}[{index}]" if name in self.aligned else param
+        return self.read(param, index) if name in self.aligned else param
+
+    def read(self, array: str, index: str) -> str:
+        """Element `index` of a one-dimensional array at an index that is in bounds by
+        construction: `load` (`unchecked.py`: numba's `array[index]` without the select
+        for a negative index)."""
+        return f"load({array}, {index})"
 
     def element(self, stmts: list[F.Stmt], indent: str, index: str = "i",
                 segment: str | None = None, start: str | None = None) -> list[str]:
@@ -320,11 +326,12 @@ class KernelBody:
                 code = self.k.module.errors.code(
                     "IndexError", "index {0} out of bounds for array of length {1}", s.span)
                 at = f"at_{local}"
+                flat = isinstance(op.arr.rep, F.Regular) and op.arr.rep.rank == 1
                 # one unsigned comparison (a negative index is a huge one); the element is
                 # read only on the in-bounds path (an empty array is never read)
                 out += [f"{indent}{at} = numba.intp({ix})",
                         f"{indent}if numba.uint64({at}) < numba.uint64(len({arr})):",
-                        f"{indent}    {local} = {arr}[{at}]",
+                        f"{indent}    {local} = {self.read(arr, at) if flat else f'{arr}[{at}]'}",
                         f"{indent}else:",
                         f"{indent}    err[1] = {at}",
                         f"{indent}    err[2] = len({arr})",
@@ -475,15 +482,16 @@ class KernelBody:
             return _polled(" " * 8, "i", "lo", "hi", body)
         offsets = python_name(offsets)
         if not segment:
-            inner = polled_segment(" " * 12, "i", "start", f"{offsets}[s + 1]",
+            inner = polled_segment(" " * 12, "i", "start", self.read(offsets, "s + 1"),
                                     ["    " + line for line in body])
             return _block("        for s in range(lo, hi):",
-                          [f"            start = {offsets}[s]", *inner] if inner else [])
+                          [f"            start = {self.read(offsets, 's')}", *inner]
+                          if inner else [])
         inner = polled_segment(" " * 16, "i", "start", "end",
                                 ["        " + line for line in body])
         return ["        for s in range(lo, hi):",
-                f"            start = {offsets}[s]",
-                f"            end = {offsets}[s + 1]",
+                f"            start = {self.read(offsets, 's')}",
+                f"            end = {self.read(offsets, 's + 1')}",
                 "            if start < end:",
                 *("    " + line for line in [*segment, *skip]), *inner]
 
@@ -619,7 +627,7 @@ class KernelBody:
     def segmented(self, kind: str, outputs: list[F.FVar], reductions: list[F.Stmt]) -> None:
         if kind == "segmented":
             offsets = python_name(self.k.offsets_name())
-            start, end = f"{offsets}[s]", f"{offsets}[s + 1]"
+            start, end = self.read(offsets, "s"), self.read(offsets, "s + 1")
         else:
             start, end = "s * width", "(s + 1) * width"
         ops = {s.id: self.operator(s) for s in reductions}

@@ -71,17 +71,18 @@ def hist_body(body: KernelBody, outputs: list[F.FVar]) -> None:
     if offsets is None:
         body.lines += body.counter_start(" " * 8, "lo") + body._chunk_elements(element)
     else:
-        body.lines += _segments(python_name(offsets), segment, element)
+        body.lines += _segments(body, python_name(offsets), segment, element)
 
 
-def _segments(offsets: str, segment: list[str], element: list[str]) -> list[str]:
+def _segments(body: KernelBody, offsets: str, segment: list[str],
+              element: list[str]) -> list[str]:
     """A chunk's segments, each one's elements in order (the loop of a segmented kernel's
     segment, `codegen_body.polled_segment`: a plain loop for a short segment; the
     strip-mined one of `polling.polled_range` cost 20% of `lines`' time, whose segments
     have 470 elements on average: 410 against 335 ms, one thread)."""
     return ["        for s in range(lo, hi):",
-            f"            start = {offsets}[s]",
-            f"            end = {offsets}[s + 1]",
+            f"            start = {body.read(offsets, 's')}",
+            f"            end = {body.read(offsets, 's + 1')}",
             "            if start < end:",
             *segment,
             *polled_segment(" " * 16, "i", "start", "end", element)]

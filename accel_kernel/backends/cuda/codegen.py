@@ -113,7 +113,11 @@ class CudaModuleWriter(_ModuleWriter):
 
 class CudaBody(KernelBody):
     """A kernel's element code, as `cpu` writes it, but for the dummy of a failed read
-    (no `arr.dtype.type(0)` on the device)."""
+    (no `arr.dtype.type(0)` on the device) and its reads (`array[index]`: `load` is the
+    `cpu` target's)."""
+
+    def read(self, array: str, index: str) -> str:
+        return f"{array}[{index}]"
 
     def zero_of(self, arr: str, t: F.FVar) -> str:
         return zero_code(element_type(t.rep))
