@@ -23,7 +23,7 @@ For each workload of benchmarks/workloads.py, each baseline and each accel targe
 - median: the median of N more calls on the real inputs: the compiled code (fewer, at
   least one, once a variant's calls have taken `--budget` seconds: the `numpy` target's
   triples, lines and n-body take 10 to 40 s a call at scale 1). The N calls are made in
-  rounds, every variant once a round (the order rotating from round to round), so the drift
+  rounds, every variant once a round (in a shuffled order, the same in every run), so the drift
   of a virtual machine's memory speed over minutes falls on all of them alike.
 
 The ratio is the median over hand-written numba's. numba's output is also the one every other
@@ -51,6 +51,7 @@ import gc
 import os
 import platform
 import resource
+import random
 import shlex
 import statistics
 import subprocess
@@ -65,6 +66,7 @@ import numpy as np
 from . import workloads as W
 
 TINY = 1e-6        # the scale of the compiling call: every workload at its minimum size
+ORDER_SEED = 2026  # the shuffled order of the variants in each round (`interleaved`)
 
 
 @dataclass
@@ -131,16 +133,19 @@ def interleaved(found: list[tuple[Variant, Timing]], repeat: int, budget: float)
     """`repeat` rounds, each calling every variant once in turn (a variant stops, after at
     least one call, once its calls have taken `budget` seconds): the machine's drift (this
     virtual machine's memory bandwidth moves by 2x over minutes) falls on every variant
-    alike. Round r starts at the r-th variant (the order rotates), so no variant always runs
-    right after the same one: a call right after the `numpy` or Awkward baselines (which
-    allocate and free gigabytes) is slower, on this machine, than one after another compiled
-    call (hand-written numba called on accel's worker thread there: 32 ms against 18 ms for
-    triples). Sets each timing's median and call count."""
+    alike. Each round calls the variants in a shuffled order (`ORDER_SEED`: the same orders
+    in every run), so no variant mostly runs right after the same one: a call right after
+    the `numpy` or Awkward baselines, which stream and free gigabytes, finds the caches
+    cold. accel pays that more than a hand-written kernel (its host code and intermediate
+    arrays are cold too: Pythagorean triples' first call after the Awkward baseline took
+    33 to 49 ms, the next 19 to 20 ms; 2026-11-25), and the rotation used before kept the
+    cyclic order, so the accel call came right after the Awkward one in nearly every round.
+    Sets each timing's median and call count."""
     samples: list[list[float]] = [[] for _ in found]
     rounds = list(zip(found, samples))
-    for r in range(repeat):
-        shift = r % len(rounds) if rounds else 0
-        for (variant, _timing), mine in rounds[shift:] + rounds[:shift]:
+    order = random.Random(ORDER_SEED)
+    for _ in range(repeat):
+        for (variant, _timing), mine in order.sample(rounds, len(rounds)):
             if not mine or sum(mine) < budget:
                 mine.append(_time(variant.call)[0])
     for (_variant, timing), mine in zip(found, samples):

@@ -237,3 +237,38 @@ def test_random_histograms_and_scatters_as_in_the_interpreter(size, pairs):
     ints = np.nan_to_num(values, posinf=7, neginf=-7).astype(np.int64)
     for entry in ("hist", "prod_i64", "min_i64", "scatter_i64"):
         check(entry, dest.astype(np.int64), indices, ints)
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, library.PARALLEL_SIZES + 5])
+def test_offsets_of_sizes_are_the_running_sums(n):
+    sizes = np.random.default_rng(n).integers(0, 50, n)
+    offsets, found = library.offsets_of_sizes(sizes)
+    assert found == library.SIZES_OK
+    np.testing.assert_array_equal(offsets, np.concatenate([[0], np.cumsum(sizes)]))
+
+
+@pytest.mark.parametrize("n", [9, library.PARALLEL_SIZES + 5])
+def test_offsets_of_sizes_find_a_negative_size_and_a_sum_that_wraps(n):
+    sizes = np.ones(n, np.int64)
+    sizes[n // 2] = -1
+    assert library.offsets_of_sizes(sizes)[1] == library.SIZE_NEGATIVE
+    huge = np.full(n, 2**62, np.int64)                  # 2·2^62 is past the largest i64
+    assert library.offsets_of_sizes(huge)[1] == library.SIZES_WRAP
+    edge = np.zeros(n, np.int64)
+    edge[0] = 2**63 - 1                                  # the largest i64 itself: no wrap
+    offsets, found = library.offsets_of_sizes(edge)
+    assert found == library.SIZES_OK and offsets[-1] == 2**63 - 1
+
+
+def test_negative_and_huge_sizes_are_the_interpreters_errors():
+    prog = acc.compile("def f (ns: []i64) : []i64 = map (\\n -> reduce (+) 0 (iota n)) ns")
+    big = np.full(library.PARALLEL_SIZES, 2**62, np.int64)
+    for ns in (np.array([2, -1, 3]), big):
+        errors = []
+        for target in ("interp", "cpu"):
+            with pytest.raises(AccelError) as caught:
+                prog.run("f", ns, target=target)
+            errors.append((type(caught.value).__name__, str(caught.value)))
+        kinds_and_places = [message.split(": ")[0] for _, message in errors]
+        assert kinds_and_places[0] == kinds_and_places[1]     # "SizeError at <string>:1:54"
+        assert errors[0][0] in ("SizeError", "OutOfMemory")

@@ -142,7 +142,8 @@ def compile_cases(cases: list[Case]) -> tuple[list, list, ErrorTable, str]:
         types.append(result_type)
     text = ("import numpy as np\nfrom numba import njit\n"
             "from accel_kernel.backends.cpu.stop_flag import stop_asked\n"
-            "from accel_kernel.backends.cpu.int_division import trunc_div, trunc_rem\n\n\n"
+            "from accel_kernel.backends.cpu.int_division import trunc_div, trunc_rem\n"
+            "from accel_kernel.backends.cpu.unchecked import load\n\n\n"
             + "\n\n".join(sources))
     namespace: dict = {}
     exec(compile(text, "<cpu scalar functions>", "exec"), namespace)
@@ -491,13 +492,13 @@ def f_1(n, xs, err):
                 err[2] = xs.shape[0]
                 err[0] = 1  # IndexError at cell:1:44
                 return np.int32(0)
-            if xs[i] > 0:
+            if load(xs, i) > 0:
                 if i < 0 or i >= xs.shape[0]:
                     err[1] = i
                     err[2] = xs.shape[0]
                     err[0] = 2  # IndexError at cell:1:69
                     return np.int32(0)
-                acc_1 = np.int32(acc + np.int32(xs[i]))
+                acc_1 = np.int32(acc + np.int32(load(xs, i)))
             else:
                 quotient = trunc_div(acc, np.int32(2))
                 acc_1 = np.int32(quotient)

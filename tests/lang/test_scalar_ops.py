@@ -328,7 +328,8 @@ def test_the_numba_source_computes_what_the_interpreter_computes():
                for k, ((params, result), cases) in enumerate(groups.items())]
     text = ("import numpy as np\nfrom numba import njit\n"
             # signed `/` and `%` (the generated module imports them when it divides)
-            "from accel_kernel.backends.cpu.int_division import trunc_div, trunc_rem\n\n\n"
+            "from accel_kernel.backends.cpu.int_division import trunc_div, trunc_rem\n"
+            "from accel_kernel.backends.cpu.unchecked import load\n\n\n"
             + "\n\n".join(sources))
     namespace: dict = {}
     exec(compile(text, "<scalar_ops cpu>", "exec"), namespace)

@@ -33,9 +33,10 @@ from ...lang import ast as lang_ast
 from ...lang.errors import AccelError, Interrupted, OutOfMemory, SizeError
 from ...runtime import events as E
 from ...runtime.cancel import CancelToken
-from ...runtime.memory import Memory
-from ..numpy.costs import Counters, count, lib_cost
+from ...runtime.memory import Memory, check_allocation
+from ..numpy.costs import Counters, count, lib_cost, log_depth
 from ..numpy.executor import Executor, FlatCellValues, call, execute
+from ..numpy.rows import size_error_name
 from . import library, tiers
 from .codegen import KernelCode, Module, generate, scalar_functions
 from .compile_worker import exec_file
@@ -150,6 +151,22 @@ def _executor_class(compiled: Compiled) -> type:
                     self.env[target.name] = part
                 return ()
             return super()._bind_targets(stmt, value)
+
+        def _sizestooffsets(self, stmt: F.Stmt, op: F.SizesToOffsets) -> Any:
+            """Compiled, one pass (`library.offsets_of_sizes`); the numpy target's way
+            reports a negative size or a total too large (and runs other dtypes)."""
+            sizes = self.atom(op.sizes)
+            if not (isinstance(sizes, np.ndarray) and sizes.dtype == np.int64
+                    and sizes.ndim == 1):
+                return super()._sizestooffsets(stmt, op)
+            offsets, found = library.offsets_of_sizes(sizes)
+            if found != library.SIZES_OK:
+                return super()._sizestooffsets(stmt, op)
+            total = int(offsets[-1])
+            check_allocation(total * 8, f"{size_error_name(stmt.span)}: {total} elements "
+                             "in all", stmt.span)
+            self._cost(stmt, len(sizes), log_depth(len(sizes)))
+            return offsets
 
         def _length(self, stmt: F.Stmt, op: F.Length) -> Any:
             value = self.env[op.arr.name] if isinstance(op.arr, F.FVar) else None

@@ -25,6 +25,12 @@ Same arguments and results as the numpy target's `library` / `seg_library`
   `codegen_hist.py`.)
 - `scatter` of rank-1 arrays: a copy of the destination, then the writes in order (the last
   write to an index wins); out-of-range indices ignored.
+- `offsets_of_sizes`: a segment descriptor's offsets from its sizes (`sizes_to_offsets`, run
+  by the driver's executor) in one sequential pass that also finds a negative size and an
+  i64 total that wraps (from PARALLEL_SIZES sizes, two parallel passes over chunks); the
+  numpy target's four passes (a test for negative sizes, a float sum, a cumulative sum
+  into a zeroed array) took 1.5 to 2 ms of a Pythagorean triples call's 19 ms for the 500k
+  pairs' sizes.
 
 Lengths are checked here, before any compiled code runs, with the numpy target's messages.
 """
@@ -234,3 +240,73 @@ def _scatter(out, indices, values):
         if 0 <= i < m:
             out[i] = values[k]
     return out
+
+
+SIZES_OK, SIZE_NEGATIVE, SIZES_WRAP = 0, 1, 2       # what `offsets_of_sizes` found
+I64_MAX = np.int64(2**63 - 1)
+
+
+PARALLEL_SIZES = 1 << 16          # sizes from which the two-pass parallel scan runs
+
+
+def offsets_of_sizes(sizes: np.ndarray) -> tuple[np.ndarray, int]:
+    """The offsets of an i64 array of sizes (`0`, then the running sums), and SIZES_OK; or
+    SIZE_NEGATIVE / SIZES_WRAP (the offsets then unfinished) for the caller to report."""
+    offsets = np.empty(len(sizes) + 1, dtype=np.int64)
+    if len(sizes) < PARALLEL_SIZES:
+        return offsets, int(_offsets_of_sizes(sizes, offsets))
+    import numba
+    chunks = 4 * numba.get_num_threads()
+    return offsets, int(_offsets_of_sizes_parallel(sizes, offsets, chunks))
+
+
+@njit(cache=True, nogil=True)
+def _offsets_of_sizes(sizes, offsets):
+    total = 0
+    offsets[0] = 0
+    for i in range(len(sizes)):
+        size = sizes[i]
+        if size < 0:
+            return SIZE_NEGATIVE
+        if size > I64_MAX - total:    # the sum would wrap (tested before: LLVM takes a
+            return SIZES_WRAP         # signed sum of non-negative values to stay so)
+        total += size
+        offsets[i + 1] = total
+    return SIZES_OK
+
+
+@njit(parallel=True, cache=True)
+def _offsets_of_sizes_parallel(sizes, offsets, chunks):
+    """As `_offsets_of_sizes`, in two passes over chunks: each chunk's total (and whether
+    it has a negative size), then each chunk's running sums from the totals before it."""
+    n = len(sizes)
+    totals = np.empty(chunks, np.int64)
+    found = np.empty(chunks, np.int64)
+    for c in prange(chunks):
+        total, status = 0, SIZES_OK
+        for i in range(c * n // chunks, (c + 1) * n // chunks):
+            size = sizes[i]
+            if size < 0:
+                status = SIZE_NEGATIVE
+                break
+            if size > I64_MAX - total:
+                status = SIZES_WRAP
+                break
+            total += size
+        totals[c], found[c] = total, status
+    carry = 0
+    for c in range(chunks):
+        if found[c] != SIZES_OK:
+            return found[c]
+        total = totals[c]
+        totals[c] = carry
+        if total > I64_MAX - carry:
+            return SIZES_WRAP
+        carry += total
+    offsets[0] = 0
+    for c in prange(chunks):
+        total = totals[c]
+        for i in range(c * n // chunks, (c + 1) * n // chunks):
+            total += sizes[i]
+            offsets[i + 1] = total
+    return SIZES_OK

@@ -41,6 +41,7 @@ BINARY_PREC = {"or": OR, "and": AND, "|": BIT_OR, "^": BIT_XOR, "&": BIT_AND, "<
 RESERVED = frozenset({"np", "err", "range", "min", "max", "abs", "len", "True", "False",
                       "stop_asked",                             # polling.py's flag read
                       "trunc_div", "trunc_rem",                 # int_division.py's
+                      "load",                                   # unchecked.py's read
                       "None", "math", "device_math", "cuda",    # the cuda dialect's modules
                       *keyword.kwlist, *keyword.softkwlist})
 
@@ -87,13 +88,14 @@ class Dialect:
     spell: Callable[[str, str, Sequence[Val]], "Val | None"] = lambda name, type, args: None
     polls: bool = False       # loops poll the cancel flag (`polling.py`): host code only
     truncating_division: bool = False     # signed `/ %` as `int_division.py`'s intrinsics
+    unchecked_reads: bool = False   # checked reads as `unchecked.py`'s `load(a, i, ...)`
 
     def call(self, name: str, args: Sequence[Val], type: str) -> Val:
         return self.spell(name, type, args) or call(f"np.{name}", args, type)
 
 
 NUMPY = Dialect("cpu", polls=True,  # the cpu target: numpy's functions, as numba compiles them
-                truncating_division=True)
+                truncating_division=True, unchecked_reads=True)
 
 
 def python_name(name: str) -> str:

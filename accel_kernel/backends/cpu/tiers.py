@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...targets import KERNEL_MODES as MODES
-from . import compile_worker
+from . import compile_worker, placement
 
 PARALLEL = "@njit(parallel=True, cache=True)"          # a kernel's parallel variant
 SEQUENTIAL = "@njit(cache=True, nogil=True)"           # and its sequential twin
@@ -241,7 +241,11 @@ class Launcher:
 
     def __call__(self, parallel: Any, sequential: Any, work: int, *args: Any) -> Any:
         variant = self.tiers.variant(parallel, int(work), args)
-        function = parallel if variant == "parallel" else sequential
         self.variants.append(variant)
-        self.called.append(function)
-        return function(*args)
+        if variant == "parallel":
+            self.called.append(parallel)
+            # its threads on different cores (placement.py); tiered, it is compiled
+            with placement.team(compiled=self.tiers.mode == "tiered"):
+                return parallel(*args)
+        self.called.append(sequential)
+        return sequential(*args)

@@ -1,5 +1,5 @@
-"""`load(array, i)`: `array[i]` of a one-dimensional array, for the compiled code of the `cpu`
-target, at an index the generated code knows to be in bounds (`codegen_body.py` writes the
+"""`load(array, i, ...)`: `array[i, ...]` (one index per dimension), for the compiled code of
+the `cpu` target, at indices the generated code knows to be in bounds (`codegen_body.py` writes the
 calls; generated modules import this, so numba is imported here and nowhere on the way of
 `import accel_kernel`).
 
@@ -13,9 +13,11 @@ plain read: the address `data + i * stride`, nothing else.
 
 The generated code calls it only where the index is in bounds by construction: an element
 index of the kernel's own loops (`0 <= i < n`, or within a segment of offsets that start
-at 0, never decrease and end at the values' length, which the host function checks), and
-a gathered index after its bounds check. An accel index is never read through it
-unchecked: its meaning (an IndexError, not Python's wraparound) is the gather's check.
+at 0, never decrease and end at the values' length, which the host function checks), a
+gathered index after its bounds check, and a scalar function's `a[i][j]` after the checks
+`scalar_source.py` writes (or inside `for j in range(a.shape[k])`). An accel index is never
+read through it unchecked: its meaning (an IndexError, not Python's wraparound) is the
+check's.
 """
 from __future__ import annotations
 
@@ -24,20 +26,22 @@ from numba.extending import intrinsic
 
 
 @intrinsic
-def load(typingctx, array, index):
-    """`array[index]` without wraparound or bounds check (see the module's docstring)."""
-    if not (isinstance(array, types.Array) and array.ndim == 1
-            and isinstance(index, types.Integer)):
+def load(typingctx, array, *indices):
+    """`array[indices...]`, one index per dimension, without wraparound or bounds check (see
+    the module's docstring)."""
+    if not (isinstance(array, types.Array) and array.ndim == len(indices)
+            and all(isinstance(index, types.Integer) for index in indices)):
         return None
 
     def codegen(context, builder, signature, args):
-        (array_type, index_type), (value, i) = signature.args, args
-        view = context.make_array(array_type)(context, builder, value)
-        i = context.cast(builder, i, index_type, types.intp)
+        array_type, index_types = signature.args[0], signature.args[1].types
+        view = context.make_array(array_type)(context, builder, args[0])
+        at = [context.cast(builder, index, index_type, types.intp)
+              for index, index_type in zip(cgutils.unpack_tuple(builder, args[1]), index_types)]
         pointer = cgutils.get_item_pointer2(
             context, builder, view.data, cgutils.unpack_tuple(builder, view.shape),
-            cgutils.unpack_tuple(builder, view.strides), array_type.layout, [i],
+            cgutils.unpack_tuple(builder, view.strides), array_type.layout, at,
             wraparound=False, boundscheck=False)
         return context.unpack_value(builder, array_type.dtype, pointer)
 
-    return array.dtype(array, index), codegen
+    return array.dtype(array, types.StarArgTuple.from_types(indices)), codegen
