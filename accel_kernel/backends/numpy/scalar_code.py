@@ -42,6 +42,9 @@ from .rows import check_indices
 from .values import Segs, make_scalar
 
 SCALAR_TYPES = {np.dtype(cls).name: name for name, cls in DTYPES.items()}
+# by the dtype itself: `dtype.name` is computed in Python on every read (numpy 2), and the
+# host's scalar statements look up a type for every value they read, on every run
+_OF_DTYPE = {np.dtype(cls): name for name, cls in DTYPES.items()}
 
 
 # ---------------------------------------------------------------- lanes
@@ -106,7 +109,8 @@ def value_type(value: Any) -> S.ScalarType:
     """The scalar type of an argument (a numpy scalar, lanes, or a tuple of them)."""
     if isinstance(value, tuple):
         return tuple(value_type(v) for v in value)
-    return SCALAR_TYPES[np.asarray(value).dtype.name]
+    dtype = np.asarray(value).dtype
+    return _OF_DTYPE.get(dtype) or SCALAR_TYPES[dtype.name]
 
 
 def value_rep(value: Any) -> Rep | None:
@@ -117,10 +121,12 @@ def value_rep(value: Any) -> Rep | None:
     if isinstance(value, Segs):
         inner = value_rep(value.values)
         return None if inner is None else Segmented(inner)
-    if isinstance(value, (np.ndarray, np.generic)) and value.dtype.name in SCALAR_TYPES:
-        elem = SCALAR_TYPES[value.dtype.name]
-        return Regular(elem, value.ndim) if value.ndim else ScalarRep(elem)
-    return None
+    if not isinstance(value, (np.ndarray, np.generic)):
+        return None
+    elem = _OF_DTYPE.get(value.dtype) or SCALAR_TYPES.get(value.dtype.name)  # (byte order)
+    if elem is None:
+        return None
+    return Regular(elem, value.ndim) if value.ndim else ScalarRep(elem)
 
 
 # ---------------------------------------------------------------- the evaluator
