@@ -46,7 +46,7 @@ def test_the_pool_is_kept_off_the_launching_core():
             return None
         with placement.team():
             _squares(1000)
-        team = placement._TEAMS.by_thread[threading.get_native_id()]
+        team = placement._TEAMS[threading.get_native_id()]
         return team, {t: os.sched_getaffinity(t) for t in team.pool}
 
     found = _on_new_thread(launches)
@@ -70,19 +70,19 @@ def test_a_launch_that_compiles_finds_no_pool():
     def launch():
         with placement.team(compiled=False):
             fresh(100)
-        return threading.get_native_id() in placement._TEAMS.by_thread
+        return threading.get_native_id() in placement._TEAMS
     assert _on_new_thread(launch) is False
 
 
 def test_without_support_a_launch_runs_as_it_is(monkeypatch):
     monkeypatch.setattr(placement, "SUPPORTED", False)
-    before = dict(placement._TEAMS.by_thread)
+    before = dict(placement._TEAMS)
 
     def launch():
         with placement.team():
             return _squares(10)
     np.testing.assert_array_equal(_on_new_thread(launch), np.arange(10.0) ** 2)
-    assert placement._TEAMS.by_thread == before
+    assert placement._TEAMS == before
 
 
 def test_the_cpu_targets_parallel_launches_use_it():
@@ -93,4 +93,4 @@ def test_the_cpu_targets_parallel_launches_use_it():
     np.testing.assert_array_equal(prog.run("f", xs, target="cpu"), xs * 2.0)
     from accel_kernel.runtime import deep
     worker = deep._get_worker().thread.native_id
-    assert worker in placement._TEAMS.by_thread
+    assert worker in placement._TEAMS

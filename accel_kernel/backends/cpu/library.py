@@ -39,7 +39,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numba import njit, prange
+from numba import get_num_threads, njit, prange
 
 from ...ir.flat import ScalarFn
 from ...lang.source import Span
@@ -244,8 +244,6 @@ def _scatter(out, indices, values):
 
 SIZES_OK, SIZE_NEGATIVE, SIZES_WRAP = 0, 1, 2       # what `offsets_of_sizes` found
 I64_MAX = np.int64(2**63 - 1)
-
-
 PARALLEL_SIZES = 1 << 16          # sizes from which the two-pass parallel scan runs
 
 
@@ -255,8 +253,7 @@ def offsets_of_sizes(sizes: np.ndarray) -> tuple[np.ndarray, int]:
     offsets = np.empty(len(sizes) + 1, dtype=np.int64)
     if len(sizes) < PARALLEL_SIZES:
         return offsets, int(_offsets_of_sizes(sizes, offsets))
-    import numba
-    chunks = 4 * numba.get_num_threads()
+    chunks = 4 * get_num_threads()
     return offsets, int(_offsets_of_sizes_parallel(sizes, offsets, chunks))
 
 

@@ -16,9 +16,9 @@ core in each slow call and on two in each fast one). With `team()`: 0 or 1 of 20
 
 The pool threads are the threads that the launching thread's first parallel launch of a
 compiled variant made (the process's threads after it, less those before and Python's own
-threads); `tiers.Launcher` runs a parallel variant compiled only when tiered (the default),
-so with `ACCEL_KERNELS=parallel` a thread whose first launch compiled finds no pool. Before each
-later launch they may run on any core of the process's mask but the launching thread's
+threads); `tiers.Launcher` runs a parallel variant compiled only when tiered (the
+default), so with `ACCEL_KERNELS=parallel` a thread whose first launch compiled finds no
+pool. Before each later launch they may run on any core of the process's mask but the launching thread's
 current one (one `sched_setaffinity` each, a few microseconds, only when that core
 changed). Where that cannot be done (no `sched_setaffinity` or `sched_getcpu`: not Linux;
 one core; a threading layer whose pool existed before: `workqueue`, `tbb`) it does nothing.
@@ -30,7 +30,7 @@ import ctypes
 import os
 import threading
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Iterator
 
 
@@ -47,19 +47,13 @@ SUPPORTED = _CURRENT_CPU is not None and hasattr(os, "sched_setaffinity")
 
 @dataclass
 class _Team:
-    pool: frozenset[int]                   # the pool threads' ids
+    pool: frozenset[int]                   # the pool threads' ids (none: do nothing)
     cores: frozenset[int]                  # the launching thread's mask when it was found
     kept_off: int | None = None            # the core the pool was last kept off
-    failed: bool = False                   # a pool thread went away: do nothing more
 
 
-@dataclass
-class _Teams:
-    by_thread: dict[int, _Team] = field(default_factory=dict)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-
-_TEAMS = _Teams()
+# a launching thread's native id -> its team; each thread adds only its own entry
+_TEAMS: dict[int, _Team] = {}
 
 
 def _threads() -> set[int]:
@@ -78,7 +72,7 @@ def team(compiled: bool = True) -> Iterator[None]:
         yield
         return
     me = threading.get_native_id()
-    found = _TEAMS.by_thread.get(me)
+    found = _TEAMS.get(me)
     if found is None and not compiled:
         yield
         return
@@ -89,8 +83,7 @@ def team(compiled: bool = True) -> Iterator[None]:
         yield
         python = {t.native_id for t in threading.enumerate()}
         pool = frozenset(_threads() - before - python)
-        with _TEAMS.lock:
-            _TEAMS.by_thread[me] = _Team(pool, frozenset(os.sched_getaffinity(0)))
+        _TEAMS[me] = _Team(pool, frozenset(os.sched_getaffinity(0)))
         return
     _keep_off(found, _CURRENT_CPU())
     yield
@@ -98,7 +91,7 @@ def team(compiled: bool = True) -> Iterator[None]:
 
 def _keep_off(team: _Team, core: int) -> None:
     """Let the team's pool threads run on any of its cores but `core`."""
-    if team.failed or not team.pool or core == team.kept_off or core < 0:
+    if not team.pool or core == team.kept_off or core < 0:
         return
     others = team.cores - {core}
     if not others:
@@ -107,6 +100,6 @@ def _keep_off(team: _Team, core: int) -> None:
         for thread in team.pool:
             os.sched_setaffinity(thread, others)
     except OSError:                        # the thread ended (its launching thread did)
-        team.failed = True
+        team.pool = frozenset()
         return
     team.kept_off = core
