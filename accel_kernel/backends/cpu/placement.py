@@ -18,10 +18,11 @@ The pool threads are the threads that the launching thread's first parallel laun
 compiled variant made (the process's threads after it, less those before and Python's own
 threads); `tiers.Launcher` runs a parallel variant compiled only when tiered (the
 default), so with `ACCEL_KERNELS=parallel` a thread whose first launch compiled finds no
-pool. Before each later launch they may run on any core of the process's mask but the launching thread's
-current one (one `sched_setaffinity` each, a few microseconds, only when that core
-changed). Where that cannot be done (no `sched_setaffinity` or `sched_getcpu`: not Linux;
-one core; a threading layer whose pool existed before: `workqueue`, `tbb`) it does nothing.
+pool. Before each later launch the pool threads may run on any core of the process's
+mask but the launching thread's current one (one `sched_setaffinity` each, a few
+microseconds, only when that core changed). Where that cannot be done (no
+`sched_setaffinity` or `sched_getcpu`: not Linux; one core; a threading layer whose pool
+existed before: `workqueue`, `tbb`) it does nothing.
 The threads a pool thread starts inherit its mask (GNU OpenMP's pool threads start none).
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """`load(array, i, ...)`: `array[i, ...]` (one index per dimension), for the compiled code of
-the `cpu` target, at indices the generated code knows to be in bounds (`codegen_body.py` writes the
-calls; generated modules import this, so numba is imported here and nowhere on the way of
-`import accel_kernel`).
+the `cpu` target, at indices the generated code knows to be in bounds (`codegen_body.py` and
+`scalar_source.py` write the calls; generated modules import this, so numba is imported here
+and nowhere on the way of `import accel_kernel`).
 
 numba reads `array[i]` with Python's meaning of a negative `i` (from the end): a compare and
 a select per read, unless LLVM proves `i` is never negative, which it cannot for a loop
