@@ -44,8 +44,6 @@ EXCEPTIONS: dict[str, tuple[float, str]] = {
                                "(10.7x at 600 points)"),
     "outside_loop_in_map_arrays": (8, "the same: a loop with array state inside a map"),
     "outside_rows_pipeline": (4, "tiny program: five per-row pipelines' descriptors"),
-    "outside_word_count": (6, "tiny program: the per-word loop's compaction (3.4x at 3,000 "
-                           "characters)"),
     "ranges_computed_step_in_map": (9, "each point's step checked and its count computed "
                                     "before the generate (6.0x at 1,200 points)"),
     "reduce_array_operator_in_map": (9, "column reductions by gathers; concatenation as a "
@@ -102,7 +100,7 @@ EXCEPTIONS: dict[str, tuple[float, str]] = {
 # maps over empty arrays, branches no point takes, loops no point enters: the interpreter
 # does next to nothing there; the flat code's levels, partitions and guards are fixed costs
 for _name in ("unreached_branch", "unreached_empty_filter", "unreached_empty_map",
-              "unreached_loop_body", "unreached_nested_inner", "unreached_short_circuit",
+              "unreached_loop_body", "unreached_nested_inner",
               "unreached_size_annotation", "seq_inner_rows_unreached_check"):
     EXCEPTIONS[_name] = (10, "tiny program where almost nothing is reached")
 

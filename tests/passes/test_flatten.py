@@ -383,6 +383,17 @@ let m = [[3, 1, 2], [6, 5, 4]]
 (map sort xss, map sort m, map (\\r -> head r) xss, map (\\r -> last r) m, map (\\r -> r[1:]) xss,
  map (\\r -> r[0:2]) m, map (\\r -> r ++ [0]) xss, map (\\r -> r ++ r) m,
  map (\\r -> sort_by (\\x -> -x) r) xss)""",
+    "lifted-reads-in-branches": """
+let ys = [10, 20, 30]
+let m = [[1, 2], [3, 4]]
+let ps = zip [1, 2] [0.5, 1.5]
+let xss = [[0, 1, 5], [], [2]]
+(map (\\i -> if i < 3 then ys[i] else m[1][0]) [0, 3, 9],
+ map (\\i -> i < 0 || ys[i] > 10) [1, -4, 0],
+ map (\\i -> if i < 2 then ps[i] else (0, 0.0)) [1, 2],
+ map (\\r -> map (\\j -> if j < 2 then m[j][r[0] % 2] else j) r) [[0, 4], [1]],
+ map (\\r -> map (\\j -> if j < length ys then ys[j] * length r else 0) r) xss,
+ map (\\i -> if i < 3 then (\\k -> ys[k] + k) i else 0) [2, 5])""",
     "lifted-update-scatter-filter": """
 let m = [[1, 2, 3], [4, 5, 6]]
 let xss = [[1, 2, 3], [4], [5, 6]]
@@ -551,6 +562,10 @@ def test_lifted_constructs_run_on_numpy_like_interp(name):
      {"LIFT-REDUCE-SEQUENTIAL"}),
     ("def f (xss: [n][m]i64) = map (\\r -> interleave r r) xss", {"LIFT-INTERLEAVE-REGULAR"}),
     ("def f (xss: [][]i64) = map (\\r -> interleave r r) xss", {"LIFT-INTERLEAVE-SEGMENTED"}),
+    ("def f (xs: []i64) (ys: []i64) = map (\\i -> if i < length ys then ys[i] else 0) xs",
+     {"LIFT-READ-LAZY", "LIFT-IF-SELECT"}),
+    ("def f (xs: []i64) (m: [k][d]i64) = map (\\i -> i < 2 && m[i][0] > 0) xs",
+     {"LIFT-READ-LAZY"}),
 ])
 def test_rules_are_logged_under_their_names(text, rules):
     stage = flatten(text)

@@ -135,6 +135,8 @@ class Env:
     floor: Level | None = None             # failing code is not hoisted above this level
     seq_inner: bool = False                # in the element code of a SEQ-INNER loop: a row
                                            # of a lifted regular block is read in place
+    lazy: bool = False                     # in a branch of scalar code (an `if`, the right
+                                           # of `&&`): an unlifted array is read in place
 
     def bind(self, name: str, value: Any) -> "Env":
         scope = dict(self.scope)

@@ -28,7 +28,8 @@ from .context import (Builder, Env, FunVal, Leaf, Level, TupleVal, map_leaves,
                       position)
 from .reps import row_rep
 from .seq_inner import (LOCAL, PARTIAL_OPS, SCALAR_BUILTINS, LocalArray, SeqInnerBuild,
-                        SeqInnerClassify, checked_read, worst)
+                        SeqInnerClassify, _unlifted_rows, _unlifted_vector, checked_read,
+                        worst)
 
 CONSTANTS = tuple(name for name, entry in scalar_ops.BUILTINS.items() if not entry.arity)
 def is_scalar_type(t: T.Type | None) -> bool:
@@ -98,18 +99,24 @@ class ScalarCode(SeqInnerClassify):
         if isinstance(e, ast.BinOp):
             if e.op == "++":
                 return None
-            left, right = self.classify(e.left, env), self.classify(e.right, env)
-            if e.op in ("&&", "||") and (right != "pure" or checked_read(e.right)):
-                return None
-            return worst(left, right)
+            if e.op in ("&&", "||"):
+                right = self.classify(e.right, lazy(env))
+                if right != "pure" or checked_read(e.right):
+                    return None
+                return worst(self.classify(e.left, env), right)
+            return worst(self.classify(e.left, env), self.classify(e.right, env))
         if isinstance(e, ast.UnOp):
             return self.classify(e.operand, env)
         if isinstance(e, ast.If):
             if checked_read(e.then) or checked_read(e.else_):
                 return None                  # a length check only where the branch is taken
-            if self.classify(e.then, env) == "pure" and self.classify(e.else_, env) == "pure":
+            branches = lazy(env)
+            if self.classify(e.then, branches) == "pure" \
+                    and self.classify(e.else_, branches) == "pure":
                 return worst(self.classify(e.cond, env), "pure")
             return None
+        if isinstance(e, ast.Index):
+            return self._classify_read(e, env) if env.lazy else None
         if isinstance(e, ast.Let):
             if not is_scalar_type(self.type_of(e.value)):
                 return self._classify_local_array(e, env)
@@ -125,6 +132,26 @@ class ScalarCode(SeqInnerClassify):
         if isinstance(e, ast.Loop):
             return self._classify_loop(e, env)
         return None
+
+    def _classify_read(self, e: ast.Index, env: Env) -> str | None:
+        """LIFT-READ-LAZY: in a branch, `xs[i]` (`xss[i][j]`) of an array the same for
+        every point, of scalars (or tuples of them), every index given and each scalar code
+        that cannot fail, is scalar code: the scalar function reads it, bounds checked, only
+        where the branch runs. Elsewhere such a read stays an operand (a `gather`, fused
+        into the kernel that reads it); in a branch, an operand would need the points split
+        by the branch (LIFT-IF-PARTITION)."""
+        found = read_chain(e)
+        if found is None:
+            return None
+        base, indices = found
+        v = self.lookup(env, base.name)
+        if not (len(indices) == 1 and _unlifted_vector(v)
+                or len(indices) == 2 and _unlifted_rows(v)):
+            return None
+        for index in indices:
+            if self.classify(index, env) != "pure" or _may_fail(index, env, self):
+                return None                  # (all indices are computed before the checks)
+        return "pure"
 
     def _classify_loop(self, e: ast.Loop, env: Env) -> str | None:
         """A `for i < n` or `while` loop whose state is scalar and whose condition and body
@@ -163,7 +190,7 @@ class ScalarCode(SeqInnerClassify):
         closure = self._closure(fn, env)
         if closure is not None and len(closure.lam.params) == len(args):
             inner = Env(self._locals_scope(closure.scope, closure.lam.params),
-                        seq_inner=env.seq_inner)
+                        seq_inner=env.seq_inner, lazy=env.lazy)
             return worst(*kinds, self.classify(closure.lam.body, inner))
         return None
 
@@ -338,6 +365,8 @@ def _may_fail(e: ast.Expr, env: Env, fl: ScalarCode) -> bool:
         return False
     if isinstance(e, ast.Ascribe):
         return _may_fail(e.expr, env, fl)
+    if isinstance(e, ast.BinOp) and e.op in ("&&", "||"):
+        return _may_fail(e.left, env, fl) or _may_fail(e.right, lazy(env), fl)
     if isinstance(e, ast.BinOp):
         safe = e.op not in PARTIAL_OPS or (
             isinstance(e.right, ast.Lit) and not isinstance(e.right.value, bool)
@@ -350,11 +379,37 @@ def _may_fail(e: ast.Expr, env: Env, fl: ScalarCode) -> bool:
     if isinstance(e, ast.TupleLit):
         return any(_may_fail(p, env, fl) for p in e.elems)
     if isinstance(e, ast.If):
-        return any(_may_fail(p, env, fl) for p in (e.cond, e.then, e.else_))
+        return _may_fail(e.cond, env, fl) or any(_may_fail(p, lazy(env), fl)
+                                                  for p in (e.then, e.else_))
     if isinstance(e, ast.Apply) and isinstance(e.fn, ast.Var) \
             and fl.lookup(env, e.fn.name) is None and e.fn.name in SCALAR_BUILTINS:
         return any(_may_fail(a, env, fl) for a in e.args)
     return True
+
+
+def lazy(env: Env) -> Env:
+    """`env` for code that only some evaluations reach (a branch, the right of `&&`)."""
+    return env if env.lazy else replace(env, lazy=True)
+
+
+def _chain_nodes(e: ast.Expr) -> list[ast.Index]:
+    """The `Index` nodes of `xss[i][j]`, outermost array first."""
+    out = []
+    while isinstance(e, ast.Index):
+        out.append(e)
+        e = e.expr
+    return out[::-1]
+
+
+def read_chain(e: ast.Index) -> tuple[ast.Var, list[ast.Expr]] | None:
+    """`xss[i][j]` as (`xss`, [i, j]) when the array is a variable, else None."""
+    nodes = _chain_nodes(e)
+    base = nodes[0].expr
+    while isinstance(base, ast.Ascribe):
+        base = base.expr
+    if not isinstance(base, ast.Var):
+        return None
+    return base, [node.index for node in nodes]
 
 
 def _rep_of(t: T.Type | None, level: Level | None):
@@ -424,6 +479,8 @@ class _Body(SeqInnerBuild):
             return self.value(v, e.name if root else None)
         if isinstance(e, ast.Ascribe):
             return self.expr(e.expr, env, root)
+        if isinstance(e, ast.Index) and env.lazy and fl.inline_kind(e, env) is not None:
+            return self.read(e, env, root)      # LIFT-READ-LAZY
         if fl.inline_kind(e, env) is None:    # an operand: flattened on its own (AVOID)
             if isinstance(e, ast.Project):        # a component of an operand
                 v = fl.flatten(e.expr, env)
@@ -431,6 +488,9 @@ class _Body(SeqInnerBuild):
                     v = fl.split(v.atom, v.level)
                 return self.value(v.parts[e.index] if isinstance(v, TupleVal) else v)
             return self.value(fl.flatten(e, env))
+        if isinstance(e, ast.BinOp) and e.op in ("&&", "||"):     # (the right is pure)
+            return ast.BinOp(e.op, self.expr(e.left, env, root),
+                             self.expr(e.right, lazy(env), root), span=e.span, id=e.id)
         if isinstance(e, ast.BinOp):
             if e.op in PARTIAL_OPS:
                 self.partial = True
@@ -439,8 +499,9 @@ class _Body(SeqInnerBuild):
         if isinstance(e, ast.UnOp):
             return ast.UnOp(e.op, self.expr(e.operand, env, root), span=e.span, id=e.id)
         if isinstance(e, ast.If):
-            return ast.If(self.expr(e.cond, env, root), self.expr(e.then, env, root),
-                          self.expr(e.else_, env, root), span=e.span, id=e.id)
+            branches = lazy(env)
+            return ast.If(self.expr(e.cond, env, root), self.expr(e.then, branches, root),
+                          self.expr(e.else_, branches, root), span=e.span, id=e.id)
         if isinstance(e, ast.TupleLit):
             return ast.TupleLit(tuple(self.ordered(list(e.elems), env, root)),
                                 span=e.span, id=e.id)
@@ -486,13 +547,36 @@ class _Body(SeqInnerBuild):
         closure = fl._closure(e.fn, env)
         if closure is not None and fl.classify(closure.lam.body, Env(
                 fl._locals_scope(closure.scope, closure.lam.params),
-                seq_inner=env.seq_inner)) == "scalar":
+                seq_inner=env.seq_inner, lazy=env.lazy)) == "scalar":
             # the body has operands that may read the parameters: bind them first, as `let`
-            inner = Env(closure.scope, env.level, env.trusted, env.floor, env.seq_inner)
+            inner = Env(closure.scope, env.level, env.trusted, env.floor, env.seq_inner,
+                        env.lazy)
             for param, arg in zip(closure.lam.params, e.args):
                 inner = fl.bind_pattern(param, fl.flatten(arg, env), inner)
             return self.expr(closure.lam.body, inner, False)
         return self.combine(e.fn, self.ordered(list(e.args), env, root), env, root, e)
+
+    def read(self, e: ast.Index, env: Env, root: bool) -> ast.Expr:
+        """An element of an unlifted array read in place (LIFT-READ-LAZY): the array a free
+        variable of the function, each index keeping its span (where a bounds error
+        points)."""
+        base, indices = read_chain(e)
+        built = [self.expr(index, env, root) for index in indices]
+        spans = [(node.span, node.id) for node in _chain_nodes(e)]
+        self.partial = True
+        with self.fl.b.rule("LIFT-READ-LAZY", e, "a read in a branch of an array the same for "
+                            "every point: the scalar function reads it in place, bounds "
+                            "checked, where the branch runs (no partition of the points)"):
+            pass
+
+        def indexed(v: Any) -> ast.Expr:
+            if isinstance(v, TupleVal):
+                return ast.TupleLit(tuple(indexed(p) for p in v.parts))
+            out = self.operand(v, None)
+            for index, (span, id_) in zip(built, spans):
+                out = ast.Index(out, index, span=span, id=id_)
+            return out
+        return indexed(self.fl.lookup(env, base.name))
 
     def ordered(self, parts: list[ast.Expr], env: Env, root: bool) -> list[ast.Expr]:
         """Build `parts`, which are evaluated left to right. The operands of a part are

@@ -306,7 +306,8 @@ class SeqInnerBuild:
             else:
                 params.append(param)
                 values.append(arg)
-        inner = Env(scope, env.level, env.trusted, env.floor, env.seq_inner or element)
+        inner = Env(scope, env.level, env.trusted, env.floor, env.seq_inner or element,
+                    env.lazy)
         body = self.expr(lam.body, inner, False)
         if not params:
             return body
