@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import time
 
 import numpy as np
 import pytest
@@ -242,6 +243,45 @@ def test_a_failed_worker_falls_back_to_compiling_in_process(tmp_path, monkeypatc
     with s.events.recording() as log:
         assert s.execute(f"f_fallback {N}").text == value
     assert [e.variant for e in log if e.kind == "launch"] == ["parallel"]
+
+
+def test_a_worker_that_does_not_answer_is_killed_and_the_kernel_stays_sequential(
+        monkeypatch):
+    """A compile that never ends in the worker would hold the background thread (and the
+    process's exit, which waits for it) forever: past `ANSWER_SECONDS` the worker is
+    killed, the variant is `failed` (not compiled here, where it would hang as well) and
+    the next request starts a new worker."""
+    started_workers = []
+
+    class Silent(compile_worker.CompileWorker):
+        def _start(self):            # reads the request, never answers
+            self._process = subprocess.Popen(
+                [sys.executable, "-c", "import sys, time; sys.stdin.buffer.read(4); "
+                 "time.sleep(120)"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            started_workers.append(self._process)
+            return self._process
+    silent = Silent()
+    monkeypatch.setattr(compile_worker, "WORKER", silent)
+    monkeypatch.setattr(compile_worker, "ANSWER_SECONDS", 0.5)
+    compiled = []
+
+    class Parallel:
+        py_func = _sample_function
+
+        def compile(self, signature):
+            compiled.append(signature)
+    started = time.monotonic()
+    assert tiers._compile(Parallel(), ()) == "failed"           # noqa: SLF001
+    assert time.monotonic() - started < 30
+    assert compiled == []
+    assert silent.pid is None and not silent.failed
+    assert started_workers[0].poll() is not None                # killed
+    assert tiers._compile(Parallel(), ()) == "failed"           # noqa: SLF001 - a new one
+    assert len(started_workers) == 2 and started_workers[1].poll() is not None
+
+
+def _sample_function(x):
+    return x
 
 
 def test_a_process_exits_while_its_worker_compiles_and_the_worker_ends_with_it(tmp_path):

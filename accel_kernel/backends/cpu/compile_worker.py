@@ -20,6 +20,10 @@ runs `NICE` steps below this process's priority: where the two want one core, th
 get it (no session of its own either: Linux's autogroups would make it an equal). A child
 made by `fork` forgets its parent's worker and starts its own.
 
+A request waits at most `ANSWER_SECONDS` for its answer; past it the worker is killed
+(`CompileTimeout`: the background thread, and this process's exit, which waits for it, are
+not held by a compile that never ends) and the next request starts another.
+
 The protocol is pickled `(module, path, function, signature)` requests and `(ok, message)`
 answers, each a 4-byte length then the pickle, over the worker's stdin and stdout; the worker
 writes nothing else there (its own stdout goes to stderr, which goes nowhere: numba's
@@ -30,6 +34,7 @@ from __future__ import annotations
 import atexit
 import os
 import pickle
+import select
 import signal
 import struct
 import subprocess
@@ -39,6 +44,7 @@ from typing import Any, BinaryIO
 
 _LENGTH = struct.Struct("!I")
 STOP_SECONDS = 10.0          # how long a process's exit waits for the compile under way
+ANSWER_SECONDS = 300.0       # how long a request waits for its answer (a compile takes 1-5 s)
 NICE = 10                    # the worker's priority below the cells' process (os.nice)
 
 
@@ -68,10 +74,17 @@ class CompileWorker:
             try:
                 process = self._process or self._start()
                 _send(process.stdin, request)
-                ok, _message = pickle.loads(_receive(process.stdout))
+                answered = _readable(process.stdout, ANSWER_SECONDS)
+                if answered:
+                    ok, _message = pickle.loads(_receive(process.stdout))
             except Exception:        # noqa: BLE001 - no worker: the caller compiles
                 self._fail()
                 return False
+            if not answered:         # hung: killed, the next request starts another
+                self._end(self._process)
+                self._process = None
+                raise CompileTimeout(f"the compile worker did not answer in "
+                                     f"{ANSWER_SECONDS:g} s")
             return bool(ok)
 
     def forget(self) -> None:
@@ -120,11 +133,28 @@ class CompileWorker:
     def _fail(self) -> None:
         self.failed = True
         process, self._process = self._process, None
+        self._end(process)
+
+    @staticmethod
+    def _end(process: subprocess.Popen | None) -> None:
         if process is not None:
             process.kill()
             process.wait()
             process.stdin.close()
             process.stdout.close()
+
+
+class CompileTimeout(TimeoutError):
+    """The worker did not answer a request in `ANSWER_SECONDS` (a compile that never ends
+    would otherwise hold the background thread, and with it this process's exit, forever):
+    it was killed, and the kernel keeps its sequential variant (tiers.py: `failed`)."""
+
+
+def _readable(stream: BinaryIO, seconds: float) -> bool:
+    """Whether the worker's answer starts within `seconds` (nothing is left in `stream`'s
+    buffer between answers: a request has exactly one)."""
+    ready, _, _ = select.select([stream], [], [], seconds)
+    return bool(ready)
 
 
 def _send(stream: BinaryIO, data: bytes) -> None:

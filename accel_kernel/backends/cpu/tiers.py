@@ -215,7 +215,9 @@ def _compile(parallel: Any, signature: tuple) -> str:
     """Compile the parallel variant for `signature`: in the compile worker, then loaded from
     numba's disk cache (`worker`); where that fails, here (`in-process`: once the process
     has been quiet for `QUIET_SECONDS`, with short switch intervals); `failed` where numba
-    cannot (the sequential variant goes on; a call of the parallel one would raise)."""
+    cannot, or where the worker did not answer in time (`CompileTimeout`: a compile that
+    hangs there would hang here too): the sequential variant goes on; a call of the
+    parallel one would raise."""
     try:
         if compile_worker.WORKER.compile(parallel, signature):
             before = _BACKGROUND.compiles
