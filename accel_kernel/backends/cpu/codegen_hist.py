@@ -84,6 +84,7 @@ def _segments(body: KernelBody, offsets: str, segment: list[str],
             f"            start = {body.read(offsets, 's')}",
             f"            end = {body.read(offsets, 's + 1')}",
             "            if start < end:",
+            *body.prefetches(" " * 16, "start"),
             *segment,
             *polled_segment(" " * 16, "i", "start", "end", element)]
 

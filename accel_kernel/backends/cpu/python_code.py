@@ -41,7 +41,7 @@ BINARY_PREC = {"or": OR, "and": AND, "|": BIT_OR, "^": BIT_XOR, "&": BIT_AND, "<
 RESERVED = frozenset({"np", "err", "range", "min", "max", "abs", "len", "True", "False",
                       "stop_asked",                             # polling.py's flag read
                       "trunc_div", "trunc_rem",                 # int_division.py's
-                      "load",                                   # unchecked.py's read
+                      "load", "prefetch",                       # unchecked.py's
                       "None", "math", "device_math", "cuda",    # the cuda dialect's modules
                       *keyword.kwlist, *keyword.softkwlist})
 

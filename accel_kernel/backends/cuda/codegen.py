@@ -119,6 +119,9 @@ class CudaBody(KernelBody):
     def read(self, array: str, index: str) -> str:
         return f"{array}[{index}]"
 
+    def prefetches(self, indent: str, start: str) -> list[str]:
+        return []                       # (`prefetch` is the `cpu` target's)
+
     def zero_of(self, arr: str, t: F.FVar) -> str:
         return zero_code(element_type(t.rep))
 
