@@ -28,7 +28,7 @@ from .context import (Builder, Env, FunVal, Leaf, Level, TupleVal, map_leaves,
                       position)
 from .reps import row_rep
 from .seq_inner import (LOCAL, PARTIAL_OPS, SCALAR_BUILTINS, LocalArray, SeqInnerBuild,
-                        SeqInnerClassify, _unlifted_rows, _unlifted_vector, checked_read,
+                        SeqInnerClassify, checked_read, unlifted_rows, unlifted_vector,
                         worst)
 
 CONSTANTS = tuple(name for name, entry in scalar_ops.BUILTINS.items() if not entry.arity)
@@ -145,8 +145,8 @@ class ScalarCode(SeqInnerClassify):
             return None
         base, indices = found
         v = self.lookup(env, base.name)
-        if not (len(indices) == 1 and _unlifted_vector(v)
-                or len(indices) == 2 and _unlifted_rows(v)):
+        if not (len(indices) == 1 and unlifted_vector(v)
+                or len(indices) == 2 and unlifted_rows(v)):
             return None
         for index in indices:
             if self.classify(index, env) != "pure" or _may_fail(index, env, self):

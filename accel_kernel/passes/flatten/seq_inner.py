@@ -69,11 +69,11 @@ def _var(e: ast.Expr) -> ast.Var | None:
     return e if isinstance(e, ast.Var) else None
 
 
-def _unlifted_rows(v: Any) -> bool:
+def unlifted_rows(v: Any) -> bool:
     """A value that is the same for every point and is a regular block of rows of scalars
     (a tuple of them)."""
     if isinstance(v, TupleVal):
-        return bool(v.parts) and all(_unlifted_rows(p) for p in v.parts)
+        return bool(v.parts) and all(unlifted_rows(p) for p in v.parts)
     return isinstance(v, Leaf) and v.level is None and isinstance(v.atom, FVar) \
         and isinstance(v.rep, Regular) and v.rep.rank == 2
 
@@ -89,11 +89,11 @@ def _block_rows(v: Any) -> bool:
         and isinstance(leaf.rep, Regular) and leaf.rep.rank == 2 for leaf in found)
 
 
-def _unlifted_vector(v: Any) -> bool:
+def unlifted_vector(v: Any) -> bool:
     """A value that is the same for every point and is an array of scalars (a tuple of
     them: an array of tuples)."""
     if isinstance(v, TupleVal):
-        return bool(v.parts) and all(_unlifted_vector(p) for p in v.parts)
+        return bool(v.parts) and all(unlifted_vector(p) for p in v.parts)
     return isinstance(v, Leaf) and v.level is None and isinstance(v.atom, FVar) \
         and isinstance(v.rep, Regular) and v.rep.rank == 1
 
@@ -133,7 +133,7 @@ class SeqInnerClassify:
             return self.inner_array(e.expr, env)
         if isinstance(e, ast.Var):
             v = self.lookup(env, e.name)
-            return isinstance(v, (LocalArray, LocalRow)) or _unlifted_vector(v) \
+            return isinstance(v, (LocalArray, LocalRow)) or unlifted_vector(v) \
                 or env.seq_inner and _block_rows(v)
         if not (isinstance(e, ast.Apply) and isinstance(e.fn, ast.Var)
                 and self.lookup(env, e.fn.name) is None):
@@ -163,7 +163,7 @@ class SeqInnerClassify:
         """Whether `e` is an unlifted regular block of scalar rows (the same for every
         point) that a SEQ-INNER loop can read row by row, as the array of a `map`."""
         v = _var(e)
-        return v is not None and _unlifted_rows(self.lookup(env, v.name))
+        return v is not None and unlifted_rows(self.lookup(env, v.name))
 
     def _counted(self, n: ast.Expr, env: Env) -> bool:
         """Whether `iota n` can be read element by element: `n` a literal or the length
@@ -218,7 +218,7 @@ class SeqInnerClassify:
             v = v.array
         if isinstance(v, (Leaf, TupleVal)):
             return {leaf.atom.name for leaf in leaves(v)
-                    if _unlifted_vector(leaf) or _unlifted_rows(leaf) or _block_rows(leaf)}
+                    if unlifted_vector(leaf) or unlifted_rows(leaf) or _block_rows(leaf)}
         if isinstance(v, LocalArray) and id(v) not in seen:
             seen.add(id(v))
             return self.unlifted_arrays(v.expr, v.env, seen)
@@ -335,7 +335,7 @@ class SeqInnerBuild:
                     return "row", v, env
                 if _block_rows(v):
                     return "block", v, env
-                return ("rows" if _unlifted_rows(v) else "value"), v, env
+                return ("rows" if unlifted_rows(v) else "value"), v, env
             name = arr.fn.name
             return ("zip" if name in ZIPS else "iota" if name == "iota" else "map"), arr, env
 
