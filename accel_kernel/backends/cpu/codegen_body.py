@@ -502,12 +502,18 @@ class KernelBody:
                            *self.prefetches(" " * 12, "start"), *inner] if inner else [])
         inner = polled_segment(" " * 16, "i", "start", "end",
                                 ["        " + line for line in body])
+        return [*self.nonempty_segments(offsets),
+                *("    " + line for line in [*segment, *skip]), *inner]
+
+    def nonempty_segments(self, offsets: str) -> list[str]:
+        """The head of a loop over a chunk's segments `lo..hi` (the id `s`, its elements
+        `start..end`) whose body, at indent 16, runs for a segment with elements, after the
+        segment's `prefetches`."""
         return ["        for s in range(lo, hi):",
                 f"            start = {self.read(offsets, 's')}",
                 f"            end = {self.read(offsets, 's + 1')}",
                 "            if start < end:",
-                *self.prefetches(" " * 16, "start"),
-                *("    " + line for line in [*segment, *skip]), *inner]
+                *self.prefetches(" " * 16, "start")]
 
     def _per_segment(self, stmts: list[F.Stmt]) -> tuple[list[F.Stmt], list[F.Stmt]]:
         """In a segmented filter kernel, the statements whose values are the same for

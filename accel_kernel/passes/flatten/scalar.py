@@ -561,22 +561,13 @@ class _Body(SeqInnerBuild):
         variable of the function, each index keeping its span (where a bounds error
         points)."""
         base, indices = read_chain(e)
-        built = [self.expr(index, env, root) for index in indices]
-        spans = [(node.span, node.id) for node in _chain_nodes(e)]
         self.partial = True
         with self.fl.b.rule("LIFT-READ-LAZY", e, "a read in a branch of an array the same for "
                             "every point: the scalar function reads it in place, bounds "
                             "checked, where the branch runs (no partition of the points)"):
-            pass
-
-        def indexed(v: Any) -> ast.Expr:
-            if isinstance(v, TupleVal):
-                return ast.TupleLit(tuple(indexed(p) for p in v.parts))
-            out = self.operand(v, None)
-            for index, (span, id_) in zip(built, spans):
-                out = ast.Index(out, index, span=span, id=id_)
-            return out
-        return indexed(self.fl.lookup(env, base.name))
+            built = [self.expr(index, env, root) for index in indices]
+            return self._indexed(self.fl.lookup(env, base.name), *built,
+                                 nodes=_chain_nodes(e))
 
     def ordered(self, parts: list[ast.Expr], env: Env, root: bool) -> list[ast.Expr]:
         """Build `parts`, which are evaluated left to right. The operands of a part are

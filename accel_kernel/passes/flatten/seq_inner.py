@@ -18,7 +18,7 @@ scalar function builder (`scalar._Body`).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Sequence
 
 from ...ir import core
 from ...ir.flat import Const, FVar, Regular
@@ -368,12 +368,18 @@ class SeqInnerBuild:
         finally:
             self.guards.pop()
 
-    def _indexed(self, v: Any, *indices: ast.Expr) -> ast.Expr:
+    def _indexed(self, v: Any, *indices: ast.Expr,
+                 nodes: Sequence[ast.Index] = ()) -> ast.Expr:
+        """`v[i][j]...` (each component of a tuple of arrays); with `nodes`, the source's
+        `Index` nodes, each read keeps its span (where a bounds error points)."""
         if isinstance(v, TupleVal):
-            return ast.TupleLit(tuple(self._indexed(p, *indices) for p in v.parts))
+            return ast.TupleLit(tuple(self._indexed(p, *indices, nodes=nodes)
+                                      for p in v.parts))
         out = self.operand(v, None)
-        for index in indices:
-            out = ast.Index(out, index)
+        for k, index in enumerate(indices):
+            node = nodes[k] if nodes else None
+            out = ast.Index(out, index, span=node.span, id=node.id) if node is not None \
+                else ast.Index(out, index)
         return out
 
     def length(self, arr: ast.Expr, env: Env, root: bool) -> ast.Expr:
